@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rdmastack/rdmastack/internal/testenv"
+)
+
+// iproute2 runs the rdma oracle and returns its stdout and whether it
+// exited zero.
+func iproute2(t *testing.T, args ...string) (string, bool) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := exec.Command(testenv.Oracle(t, "rdma"), args...)
+	cmd.Stdout = &out
+	err := cmd.Run()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("iproute2 rdma %q: %v", args, err)
+		}
+	}
+	return out.String(), err == nil
+}
+
+func ours(t *testing.T, args ...string) (string, bool) {
+	t.Helper()
+	var out bytes.Buffer
+	err := run(&out, args)
+	return out.String(), err == nil
+}
+
+// versionAdjust removes from our output what the installed iproute2 does
+// not print yet, naming each known difference explicitly.
+func versionAdjust(t *testing.T, s string) string {
+	v := testenv.Iproute2Version(t, testenv.Oracle(t, "rdma"))
+	if v[0]*100+v[1] < 605 {
+		// The protocol field came with iproute2 6.5 (commit bc42cde0).
+		s = regexp.MustCompile(`protocol \S+ `).ReplaceAllString(s, "")
+	}
+	return s
+}
+
+func versionAdjustJSON(t *testing.T, objs []map[string]any) {
+	v := testenv.Iproute2Version(t, testenv.Oracle(t, "rdma"))
+	if v[0]*100+v[1] < 605 {
+		for _, o := range objs {
+			delete(o, "protocol")
+		}
+	}
+}
+
+// TestIntegrationDevShowText compares "rdma [-d] dev show [DEV]" text with
+// iproute2's, byte for byte.
+func TestIntegrationDevShowText(t *testing.T) {
+	testenv.RequireRDMA(t)
+	theirs, _ := iproute2(t, "dev", "show")
+	first := strings.SplitN(strings.TrimSpace(theirs), ": ", 3)
+	if len(first) < 2 {
+		t.Fatalf("iproute2 printed no device: %q", theirs)
+	}
+	for _, args := range [][]string{
+		{"dev", "show"},
+		{"dev"},
+		{"-d", "dev", "show"},
+		{"dev", "list", first[1]},
+		{"-d", "dev", "show", first[1]},
+	} {
+		want, ok := iproute2(t, args...)
+		if !ok {
+			t.Fatalf("iproute2 rdma %q failed", args)
+		}
+		got, ok := ours(t, args...)
+		if !ok {
+			t.Fatalf("rdma %q failed", args)
+		}
+		if got = versionAdjust(t, got); got != want {
+			t.Errorf("rdma %q:\n got %q\nwant %q", args, got, want)
+		}
+	}
+}
+
+// TestIntegrationDevShowJSON compares "rdma -j [-p] [-d] dev show" with
+// iproute2's, parsed.
+func TestIntegrationDevShowJSON(t *testing.T) {
+	testenv.RequireRDMA(t)
+	for _, args := range [][]string{
+		{"-j", "dev", "show"},
+		{"-j", "-p", "dev", "show"},
+		{"-j", "-d", "dev", "show"},
+	} {
+		want, ok := iproute2(t, args...)
+		if !ok {
+			t.Fatalf("iproute2 rdma %q failed", args)
+		}
+		got, ok := ours(t, args...)
+		if !ok {
+			t.Fatalf("rdma %q failed", args)
+		}
+		var w, g []map[string]any
+		if err := json.Unmarshal([]byte(want), &w); err != nil {
+			t.Fatalf("iproute2 %q: %v in %q", args, err, want)
+		}
+		if err := json.Unmarshal([]byte(got), &g); err != nil {
+			t.Fatalf("ours %q: %v in %q", args, err, got)
+		}
+		versionAdjustJSON(t, g)
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Errorf("rdma %q (-iproute2 +ours):\n%s", args, diff)
+		}
+		if len(g) == 0 {
+			t.Errorf("rdma %q listed no device", args)
+		}
+	}
+}
+
+// TestIntegrationDevShowUnknown: both tools fail on a device that is not
+// there.
+func TestIntegrationDevShowUnknown(t *testing.T) {
+	testenv.RequireRDMA(t)
+	if _, ok := iproute2(t, "dev", "show", "nosuchdev9"); ok {
+		t.Fatal("iproute2 accepted an unknown device")
+	}
+	var out bytes.Buffer
+	err := run(&out, []string{"dev", "show", "nosuchdev9"})
+	if err == nil || !strings.Contains(err.Error(), "Wrong device name - nosuchdev9") {
+		t.Fatalf("unknown device: %v", err)
+	}
+}

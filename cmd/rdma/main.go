@@ -1,0 +1,79 @@
+// Command rdma is a static, drop-in replacement for iproute2's rdma tool,
+// built on package nldev: same options, same commands, same text and JSON.
+//
+// Usage:
+//
+//	rdma [ OPTIONS ] OBJECT { COMMAND | help }
+//	rdma [ -f[orce] ] -b[atch] filename
+//
+// This build implements the dev object (show); the other objects follow.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is what -V reports, in iproute2's format.
+const version = "rdmastack"
+
+func main() {
+	if err := run(os.Stdout, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+const usage = `Usage: rdma [ OPTIONS ] OBJECT { COMMAND | help }
+       rdma [ -f[orce] ] -b[atch] filename
+where  OBJECT := { dev | link | resource | monitor | system | statistic | help }
+       OPTIONS := { -V[ersion] | -d[etails] | -j[son] | -p[retty] | -r[aw]}
+`
+
+// run is the whole command: args are the arguments after the program name.
+// Output goes to stdout; the returned error is what the caller prints on
+// stderr before exiting with status 1.
+func run(stdout io.Writer, args []string) error {
+	o, words, err := parseOptions(args)
+	if err != nil {
+		return err
+	}
+	if o.version {
+		_, err := fmt.Fprintf(stdout, "rdma utility, iproute2-%s\n", version)
+		return err
+	}
+	if o.help {
+		_, err := io.WriteString(stdout, usage)
+		return err
+	}
+	if o.batch != "" {
+		return runBatch(stdout, o)
+	}
+	return runCommand(stdout, o, words)
+}
+
+// runCommand dispatches one command line (after the options).
+func runCommand(stdout io.Writer, o options, words []string) error {
+	if len(words) == 0 || matches(words[0], "help") {
+		_, err := io.WriteString(stdout, usage)
+		return err
+	}
+	objects := []struct {
+		name string
+		fn   func(io.Writer, options, []string) error
+	}{
+		{"dev", cmdDev},
+	}
+	for _, obj := range objects {
+		if matches(words[0], obj.name) {
+			return obj.fn(stdout, o, words[1:])
+		}
+	}
+	for _, name := range []string{"link", "resource", "system", "statistic", "monitor"} {
+		if matches(words[0], name) {
+			return fmt.Errorf("rdma: object %q is not in this build yet; it has: dev", name)
+		}
+	}
+	return fmt.Errorf("Unknown object '%s'.", words[0])
+}

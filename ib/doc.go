@@ -1,0 +1,8 @@
+// Package ib holds the small value types of the InfiniBand architecture
+// that every other package of rdmastack speaks: GUIDs, node types, port
+// states and physical port states.
+//
+// The types live in one package of their own so that nldev, uverbs,
+// device and rdma can share them without importing each other. Each type
+// prints the way iproute2's rdma tool and rdma-core's tools print it.
+package ib

@@ -1,0 +1,145 @@
+package nldev
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mdlayher/netlink"
+
+	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/nldev/internal/nlabi"
+)
+
+func dialVM(t *testing.T) *Client {
+	t.Helper()
+	testenv.RequireRDMA(t)
+	c, err := Dial()
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestIntegrationDevicesMatchIproute2 asks the kernel for its devices and
+// compares the answer, field by field, with what iproute2 prints.
+func TestIntegrationDevicesMatchIproute2(t *testing.T) {
+	c := dialVM(t)
+	devs, err := c.Devices()
+	if err != nil {
+		t.Fatalf("Devices: %v", err)
+	}
+	rdma := testenv.Oracle(t, "rdma")
+	var theirs []map[string]any
+	if err := json.Unmarshal(testenv.Run(t, rdma, "-j", "dev", "show"), &theirs); err != nil {
+		t.Fatalf("parse iproute2 JSON: %v", err)
+	}
+	withProtocol := testenv.Iproute2Version(t, rdma)[0]*100+testenv.Iproute2Version(t, rdma)[1] >= 605
+
+	ours := make([]map[string]any, 0, len(devs))
+	for _, d := range devs {
+		m := map[string]any{
+			"ifindex":        float64(d.Index),
+			"ifname":         d.Name,
+			"node_type":      d.NodeType.String(),
+			"node_guid":      d.NodeGUID.String(),
+			"sys_image_guid": d.SysImageGUID.String(),
+		}
+		if d.FirmwareVersion != "" {
+			m["fw"] = d.FirmwareVersion
+		}
+		// iproute2 prints the protocol from 6.5 on (commit bc42cde0).
+		if d.Protocol != "" && withProtocol {
+			m["protocol"] = d.Protocol.String()
+		}
+		if d.Type != DeviceTypeDefault {
+			m["type"] = d.Type.String()
+		}
+		if d.Parent != "" {
+			m["parent"] = d.Parent
+		}
+		ours = append(ours, m)
+	}
+	if diff := cmp.Diff(theirs, ours); diff != "" {
+		t.Fatalf("devices differ from iproute2 (-iproute2 +ours):\n%s", diff)
+	}
+	if want := os.Getenv("RDMASTACK_VM_DEVICES"); want != "" {
+		if got := len(devs); want != itoa(got) {
+			t.Fatalf("kernel reports %d devices, the VM made %s", got, want)
+		}
+	}
+	for _, d := range devs {
+		if d.NodeGUID.IsZero() || d.Ports != 1 || d.Protocol != ProtocolRoCE {
+			t.Errorf("rxe device %+v: want a node GUID, one port and protocol roce", d)
+		}
+	}
+}
+
+// TestIntegrationDeviceLookups checks Device and DeviceByName against the
+// dump, and that unknown devices give typed errors.
+func TestIntegrationDeviceLookups(t *testing.T) {
+	c := dialVM(t)
+	devs, err := c.Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range devs {
+		byIdx, err := c.Device(d.Index)
+		if err != nil {
+			t.Fatalf("Device(%d): %v", d.Index, err)
+		}
+		byName, err := c.DeviceByName(d.Name)
+		if err != nil {
+			t.Fatalf("DeviceByName(%s): %v", d.Name, err)
+		}
+		if diff := cmp.Diff(d, byIdx); diff != "" {
+			t.Errorf("Device(%d) differs from the dump:\n%s", d.Index, diff)
+		}
+		if diff := cmp.Diff(d, byName); diff != "" {
+			t.Errorf("DeviceByName(%s) differs from the dump:\n%s", d.Name, diff)
+		}
+	}
+	if _, err := c.Device(1 << 30); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Device(1<<30) = %v, want os.ErrNotExist", err)
+	}
+	if _, err := c.DeviceByName("nosuchdev0"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("DeviceByName(nosuchdev0) = %v, want os.ErrNotExist", err)
+	}
+}
+
+// TestIntegrationCaptureFixtures records the kernel's raw GET replies for
+// the unit tests (testdata/<kernel>/), and checks that the decoder accepts
+// every one of them.
+func TestIntegrationCaptureFixtures(t *testing.T) {
+	c := dialVM(t)
+	dump, err := c.c.Execute(netlink.Message{
+		Header: netlink.Header{Type: netlink.HeaderType(nlabi.GetType(nlabi.RDMA_NL_NLDEV, nlabi.RDMA_NLDEV_CMD_GET)), Flags: netlink.Request | netlink.Dump},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dump) == 0 {
+		t.Fatal("empty device dump")
+	}
+	for _, m := range dump {
+		if _, err := decodeDevice(m.Data); err != nil {
+			t.Fatalf("decode a real GET reply: %v", err)
+		}
+	}
+	if out := testenv.OutDir(); out != "" {
+		writeFixture(t, filepath.Join(out, "testdata", "nldev"), testenv.KernelRelease(), "dev-dump", dump)
+	}
+}
+
+func itoa(n int) string { return string(appendInt(nil, n)) }
+
+func appendInt(b []byte, n int) []byte {
+	if n >= 10 {
+		b = appendInt(b, n/10)
+	}
+	return append(b, byte('0'+n%10))
+}
