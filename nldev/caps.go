@@ -23,23 +23,56 @@ var deviceCapNames = map[uint]string{
 
 // Names returns the name of every set bit, lowest first; a bit without a
 // name is "UNKNOWN", as iproute2 prints it.
-func (c DeviceCaps) Names() []string {
-	var names []string
-	for bit := uint(0); bit < 64; bit++ {
-		if c&(1<<bit) == 0 {
-			continue
-		}
-		n, ok := deviceCapNames[bit]
-		if !ok {
-			n = "UNKNOWN"
-		}
-		names = append(names, n)
-	}
-	return names
-}
+func (c DeviceCaps) Names() []string { return bitNames(uint64(c), deviceCapNames) }
 
 // Has reports whether every bit of mask is set.
 func (c DeviceCaps) Has(mask DeviceCaps) bool { return c&mask == mask }
 
 // String joins Names with ", ", the form of iproute2's "caps: <...>".
 func (c DeviceCaps) String() string { return strings.Join(c.Names(), ", ") }
+
+// PortCaps is an IB port's capability mask: PortInfo:CapabilityMask in the
+// low 32 bits and CapabilityMask2 in the high ones (RDMA_NLDEV_ATTR_CAP_FLAGS
+// in PORT_GET replies).
+type PortCaps uint64
+
+// portCapNames names each bit as iproute2 does (rdma/link.c, spelling
+// included).
+var portCapNames = map[uint]string{
+	0: "RESERVED", 1: "SM", 2: "NOTICE", 3: "TRAP", 4: "OPT_IPD", 5: "AUTO_MIGR",
+	6: "SL_MAP", 7: "MKEY_NVRAM", 8: "PKEY_NVRAM", 9: "LED_INFO", 10: "SM_DISABLED",
+	11: "SYS_IMAGE_GUID", 12: "PKEY_SW_EXT_PORT_TRAP", 13: "CABLE_INFO",
+	14: "EXTENDED_SPEEDS", 15: "CAP_MASK2", 16: "CM", 17: "SNMP_TUNNEL", 18: "REINIT",
+	19: "DEVICE_MGMT", 20: "VENDOR_CLASS", 21: "DR_NOTICE", 22: "CAP_MASK_NOTICE",
+	23: "BOOT_MGMT", 24: "LINK_LATENCY", 25: "CLIENT_REG", 26: "OTHER_LOCAL_CHANGES",
+	27: "LINK_SPPED_WIDTH", 28: "VENDOR_SPECIFIC_MADS", 29: "MULT_PKER_TRAP",
+	30: "MULT_FDB", 31: "HIERARCHY_INFO",
+	32: "SET_NODE_DESC", 33: "EXT_INFO", 34: "VIRT", 35: "SWITCH_POR_STATE_TABLE",
+	36: "LINK_WIDTH_2X", 37: "LINK_SPEED_HDR",
+}
+
+// Names returns the name of every set bit, lowest first ("UNKNOWN" for
+// bits without a name).
+func (c PortCaps) Names() []string { return bitNames(uint64(c), portCapNames) }
+
+// Has reports whether every bit of mask is set.
+func (c PortCaps) Has(mask PortCaps) bool { return c&mask == mask }
+
+// String joins Names with ", ".
+func (c PortCaps) String() string { return strings.Join(c.Names(), ", ") }
+
+// bitNames lists the names of the set bits of v, lowest first.
+func bitNames(v uint64, names map[uint]string) []string {
+	var out []string
+	for bit := uint(0); bit < 64; bit++ {
+		if v&(1<<bit) == 0 {
+			continue
+		}
+		n, ok := names[bit]
+		if !ok {
+			n = "UNKNOWN"
+		}
+		out = append(out, n)
+	}
+	return out
+}

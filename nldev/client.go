@@ -3,6 +3,7 @@ package nldev
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
@@ -19,8 +20,20 @@ type Client struct {
 // Dial opens a NETLINK_RDMA socket in the caller's network namespace. On
 // a kernel without RDMA the error matches ErrNoRDMA and
 // unix.EPROTONOSUPPORT.
-func Dial() (*Client, error) {
-	c, err := netlink.Dial(unix.NETLINK_RDMA, nil)
+func Dial() (*Client, error) { return dial(nil) }
+
+// DialNetNS opens a NETLINK_RDMA socket in the network namespace that the
+// open file nsfd refers to (a /proc/PID/ns/net or /run/netns/NAME file),
+// without moving the calling thread.
+func DialNetNS(nsfd int) (*Client, error) {
+	if nsfd < 0 {
+		return nil, &Error{Op: "dial", Err: fmt.Errorf("negative netns file descriptor: %w", unix.EBADF)}
+	}
+	return dial(&netlink.Config{NetNS: nsfd})
+}
+
+func dial(cfg *netlink.Config) (*Client, error) {
+	c, err := netlink.Dial(unix.NETLINK_RDMA, cfg)
 	if err != nil {
 		if errors.Is(err, unix.EPROTONOSUPPORT) {
 			return nil, &Error{Op: "dial", Err: fmt.Errorf("%w (%w)", ErrNoRDMA, err)}
@@ -52,6 +65,7 @@ type request struct {
 	op    string // for errors
 	cmd   uint16 // RDMA_NLDEV_CMD_*
 	dump  bool
+	ack   bool // a write that answers with nothing but an acknowledgement
 	attrs func(*netlink.AttributeEncoder)
 }
 
@@ -77,6 +91,9 @@ func (c *Client) execute(r request) ([][]byte, error) {
 	if r.dump {
 		flags |= netlink.Dump
 	}
+	if r.ack {
+		flags |= netlink.Acknowledge
+	}
 	msgs, err := c.c.Execute(netlink.Message{
 		Header: netlink.Header{Type: netlink.HeaderType(nlabi.GetType(nlabi.RDMA_NL_NLDEV, r.cmd)), Flags: flags},
 		Data:   data,
@@ -95,4 +112,74 @@ func (c *Client) execute(r request) ([][]byte, error) {
 		out = append(out, m.Data)
 	}
 	return out, nil
+}
+
+// dumpAll runs a dump request and decodes every reply with decode.
+// notFound, when set, is what an EINVAL answer means (the kernel answers
+// EINVAL for an unknown device or port index).
+func dumpAll[T any](c *Client, r request, notFound string, decode func([]byte) (T, error)) ([]T, error) {
+	r.dump = true
+	msgs, err := c.execute(r)
+	if err != nil {
+		return nil, mapNotFound(r.op, notFound, err)
+	}
+	out := make([]T, 0, len(msgs))
+	for _, b := range msgs {
+		v, err := decode(b)
+		if err != nil {
+			return nil, wrap(r.op, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// getOne runs a doit request that answers with exactly one message.
+func getOne[T any](c *Client, r request, notFound string, decode func([]byte) (T, error)) (T, error) {
+	var zero T
+	msgs, err := c.execute(r)
+	if err != nil {
+		return zero, mapNotFound(r.op, notFound, err)
+	}
+	if len(msgs) != 1 {
+		return zero, &Error{Op: r.op, Err: fmt.Errorf("kernel sent %d replies, want 1: %w", len(msgs), errProto)}
+	}
+	v, err := decode(msgs[0])
+	if err != nil {
+		return zero, wrap(r.op, err)
+	}
+	return v, nil
+}
+
+// mapNotFound turns the kernel's EINVAL for an unknown index into an error
+// that also matches os.ErrNotExist.
+func mapNotFound(op, notFound string, err error) error {
+	if notFound == "" || !isEINVAL(err) {
+		return err
+	}
+	e := &Error{Op: op, Err: fmt.Errorf("%s: %w", notFound, errNotExistEINVAL)}
+	var ne *Error
+	if errors.As(err, &ne) {
+		e.Message = ne.Message
+	}
+	return e
+}
+
+// do runs a write request that answers with an acknowledgement only.
+func (c *Client) do(r request) error {
+	r.ack = true
+	_, err := c.execute(r)
+	return err
+}
+
+// explainEINVAL tells apart the two meanings of a write's EINVAL: when the
+// device index is unknown the error also matches os.ErrNotExist.
+func (c *Client) explainEINVAL(op string, dev uint32, err error) error {
+	if !isEINVAL(err) {
+		return err
+	}
+	if _, gerr := c.Device(dev); errors.Is(gerr, os.ErrNotExist) {
+		return mapNotFound(op, fmt.Sprintf("no device with index %d", dev), err)
+	}
+	return err
 }

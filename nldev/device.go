@@ -88,44 +88,16 @@ func (t NameAssignType) String() string {
 // Devices returns every RDMA device visible in the caller's network
 // namespace, in the kernel's order (by index).
 func (c *Client) Devices() ([]Device, error) {
-	const op = "dump devices"
-	msgs, err := c.execute(request{op: op, cmd: nlabi.RDMA_NLDEV_CMD_GET, dump: true})
-	if err != nil {
-		return nil, err
-	}
-	devs := make([]Device, 0, len(msgs))
-	for _, b := range msgs {
-		d, err := decodeDevice(b)
-		if err != nil {
-			return nil, wrap(op, err)
-		}
-		devs = append(devs, d)
-	}
-	return devs, nil
+	return dumpAll(c, request{op: "dump devices", cmd: nlabi.RDMA_NLDEV_CMD_GET}, "", decodeDevice)
 }
 
 // Device returns the device with the given index. An index the kernel does
 // not know gives an error matching os.ErrNotExist (the kernel itself
 // answers EINVAL, which the error also matches).
 func (c *Client) Device(index uint32) (Device, error) {
-	op := fmt.Sprintf("get device %d", index)
-	msgs, err := c.execute(request{op: op, cmd: nlabi.RDMA_NLDEV_CMD_GET, attrs: func(ae *netlink.AttributeEncoder) {
-		ae.Uint32(nlabi.RDMA_NLDEV_ATTR_DEV_INDEX, index)
-	}})
-	if err != nil {
-		if isEINVAL(err) {
-			return Device{}, &Error{Op: op, Err: fmt.Errorf("no device with index %d: %w", index, errNotExistEINVAL)}
-		}
-		return Device{}, err
-	}
-	if len(msgs) != 1 {
-		return Device{}, &Error{Op: op, Err: fmt.Errorf("kernel sent %d replies, want 1: %w", len(msgs), errProto)}
-	}
-	d, err := decodeDevice(msgs[0])
-	if err != nil {
-		return Device{}, wrap(op, err)
-	}
-	return d, nil
+	return getOne(c, request{op: fmt.Sprintf("get device %d", index), cmd: nlabi.RDMA_NLDEV_CMD_GET,
+		attrs: func(ae *netlink.AttributeEncoder) { ae.Uint32(nlabi.RDMA_NLDEV_ATTR_DEV_INDEX, index) }},
+		fmt.Sprintf("no device with index %d", index), decodeDevice)
 }
 
 // DeviceByName returns the device with the given name. The kernel's GET

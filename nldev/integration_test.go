@@ -111,27 +111,58 @@ func TestIntegrationDeviceLookups(t *testing.T) {
 	}
 }
 
-// TestIntegrationCaptureFixtures records the kernel's raw GET replies for
-// the unit tests (testdata/<kernel>/), and checks that the decoder accepts
+// TestIntegrationCaptureFixtures records the kernel's raw replies for the
+// unit tests (testdata/<kernel>/), and checks that the decoders accept
 // every one of them.
 func TestIntegrationCaptureFixtures(t *testing.T) {
 	c := dialVM(t)
-	dump, err := c.c.Execute(netlink.Message{
-		Header: netlink.Header{Type: netlink.HeaderType(nlabi.GetType(nlabi.RDMA_NL_NLDEV, nlabi.RDMA_NLDEV_CMD_GET)), Flags: netlink.Request | netlink.Dump},
-	})
-	if err != nil {
-		t.Fatal(err)
+	devs, err := c.Devices()
+	if err != nil || len(devs) == 0 {
+		t.Fatalf("Devices: %d, %v", len(devs), err)
 	}
-	if len(dump) == 0 {
-		t.Fatal("empty device dump")
+	dev := devs[0].Index
+	u32 := func(typ uint16, v uint32) func(*netlink.AttributeEncoder) {
+		return func(ae *netlink.AttributeEncoder) { ae.Uint32(typ, v) }
 	}
-	for _, m := range dump {
-		if _, err := decodeDevice(m.Data); err != nil {
-			t.Fatalf("decode a real GET reply: %v", err)
+	for _, fx := range []struct {
+		name   string
+		cmd    uint16
+		flags  netlink.HeaderFlags
+		attrs  func(*netlink.AttributeEncoder)
+		decode func([]byte) error
+	}{
+		{"dev-dump", nlabi.RDMA_NLDEV_CMD_GET, netlink.Dump, nil, func(b []byte) error { _, err := decodeDevice(b); return err }},
+		{"port-dump", nlabi.RDMA_NLDEV_CMD_PORT_GET, netlink.Dump, u32(nlabi.RDMA_NLDEV_ATTR_DEV_INDEX, dev), func(b []byte) error { _, err := decodePort(b); return err }},
+		{"sys-get", nlabi.RDMA_NLDEV_CMD_SYS_GET, 0, nil, func(b []byte) error { _, err := decodeSystem(b); return err }},
+		{"chardev-uverbs", nlabi.RDMA_NLDEV_CMD_GET_CHARDEV, 0, func(ae *netlink.AttributeEncoder) {
+			ae.String(nlabi.RDMA_NLDEV_ATTR_CHARDEV_TYPE, "uverbs")
+			ae.Uint32(nlabi.RDMA_NLDEV_ATTR_DEV_INDEX, dev)
+		}, func(b []byte) error { _, err := decodeChardev(b); return err }},
+	} {
+		var data []byte
+		if fx.attrs != nil {
+			ae := netlink.NewAttributeEncoder()
+			fx.attrs(ae)
+			data, _ = ae.Encode()
 		}
-	}
-	if out := testenv.OutDir(); out != "" {
-		writeFixture(t, filepath.Join(out, "testdata", "nldev"), testenv.KernelRelease(), "dev-dump", dump)
+		msgs, err := c.c.Execute(netlink.Message{
+			Header: netlink.Header{Type: netlink.HeaderType(nlabi.GetType(nlabi.RDMA_NL_NLDEV, fx.cmd)), Flags: netlink.Request | fx.flags},
+			Data:   data,
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", fx.name, err)
+		}
+		if len(msgs) == 0 {
+			t.Fatalf("%s: no reply", fx.name)
+		}
+		for _, m := range msgs {
+			if err := fx.decode(m.Data); err != nil {
+				t.Fatalf("%s: decode a real reply: %v", fx.name, err)
+			}
+		}
+		if out := testenv.OutDir(); out != "" {
+			writeFixture(t, filepath.Join(out, "testdata", "nldev"), testenv.KernelRelease(), fx.name, msgs)
+		}
 	}
 }
 

@@ -3,12 +3,17 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/rdmastack/rdmastack/nldev"
 )
 
-const devUsage = `Usage: rdma dev
-       rdma dev [ show | list ] [ DEV ]
+const devUsage = `Usage: rdma dev show [DEV]
+       rdma dev add DEVNAME type TYPE parent PARENT_DEVNAME
+       rdma dev delete DEVNAME
+       rdma dev set [DEV] name DEVNAME
+       rdma dev set [DEV] netns { NSNAME | PID }
+       rdma dev set [DEV] adaptive-moderation [on|off]
 `
 
 // cmdDev is "rdma dev ...".
@@ -17,8 +22,14 @@ func cmdDev(stdout io.Writer, o options, args []string) error {
 		return devShow(stdout, o, nil)
 	}
 	switch {
+	case matches(args[0], "add"):
+		return devAdd(stdout, o, args[1:])
+	case matches(args[0], "delete"):
+		return devDelete(o, args[1:])
 	case matches(args[0], "show"), matches(args[0], "list"):
 		return devShow(stdout, o, args[1:])
+	case matches(args[0], "set"):
+		return devSet(stdout, o, args[1:])
 	case matches(args[0], "help"):
 		_, err := io.WriteString(stdout, devUsage)
 		return err
@@ -26,31 +37,23 @@ func cmdDev(stdout io.Writer, o options, args []string) error {
 	return fmt.Errorf("Unknown dev command '%s'.", args[0])
 }
 
-// devShow prints every device, or the one named by args[0]. One dump
-// answers both: iproute2 dumps too and then asks again per device.
+// devShow prints every device, or the one named by args[0]. The session's
+// dump answers both; iproute2 asks again per device.
 func devShow(stdout io.Writer, o options, args []string) error {
-	c, err := nldev.Dial()
+	s, err := openSession(stdout, o)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	devs, err := c.Devices()
-	if err != nil {
-		return err
-	}
+	defer s.Close()
 	p := newPrinter(stdout, o)
+	devs := s.devs
 	if len(args) > 0 {
-		var found []nldev.Device
-		for _, d := range devs {
-			if d.Name == args[0] {
-				found = append(found, d)
-			}
-		}
-		if found == nil {
+		d, ok := s.lookup(args[0])
+		if !ok {
 			p.flush() // iproute2 still prints the empty JSON array
 			return fmt.Errorf("Wrong device name - %s", args[0])
 		}
-		devs = found
+		devs = []nldev.Device{d}
 	}
 	for _, d := range devs {
 		printDevice(p, o, d)
@@ -88,4 +91,105 @@ func printDevice(p *printer, o options, d nldev.Device) {
 		// "caps: <>" for an empty one.
 		p.list("caps", p.sl+"    caps: <", d.Caps.Names(), ", ", ">")
 	}
+}
+
+// devSet is "rdma dev set DEV name NEW | netns NS | adaptive-moderation on|off".
+func devSet(stdout io.Writer, o options, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("Please provide device name.")
+	}
+	s, err := openSession(stdout, o)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	d, ok := s.lookup(args[0])
+	if !ok {
+		return fmt.Errorf("Wrong device name - %s", args[0])
+	}
+	args = args[1:]
+	if len(args) == 0 {
+		_, err := io.WriteString(stdout, devUsage)
+		return err
+	}
+	switch {
+	case matches(args[0], "name"):
+		if len(args) < 2 {
+			return fmt.Errorf("Please provide device new name.")
+		}
+		return s.c.Rename(d.Index, args[1])
+	case matches(args[0], "netns"):
+		if len(args) < 2 {
+			return fmt.Errorf("Please provide device name.")
+		}
+		return s.c.SetNetns(d.Index, args[1])
+	case matches(args[0], "adaptive-moderation"):
+		if len(args) < 2 {
+			_, err := io.WriteString(stdout, devUsage)
+			return err
+		}
+		switch {
+		case matches(args[1], "on"):
+			return s.c.SetAdaptiveModeration(d.Index, true)
+		case matches(args[1], "off"):
+			return s.c.SetAdaptiveModeration(d.Index, false)
+		}
+		return fmt.Errorf("Unknown parameter '%s'.", args[1])
+	}
+	return fmt.Errorf("Unknown parameter '%s'.", args[0])
+}
+
+// devAdd is "rdma dev add NAME type smi parent PARENT".
+func devAdd(stdout io.Writer, o options, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("Please provide a device name to add.")
+	}
+	name := args[0]
+	if len(args) < 2 || !matches(args[1], "type") {
+		_, err := io.WriteString(stdout, devUsage)
+		return err
+	}
+	if len(args) < 3 {
+		return fmt.Errorf("Please provide a device type name.")
+	}
+	if !strings.EqualFold(args[2], "smi") {
+		return fmt.Errorf("Invalid device type %s", args[2])
+	}
+	if len(args) < 4 || !matches(args[3], "parent") {
+		_, err := io.WriteString(stdout, devUsage)
+		return err
+	}
+	if len(args) < 5 {
+		return fmt.Errorf("Please provide device name.")
+	}
+	s, err := openSession(stdout, o)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	parent, ok := s.lookup(args[4])
+	if !ok {
+		return fmt.Errorf("Wrong device name - %s", args[4])
+	}
+	return s.c.AddSubDevice(parent.Index, name, nldev.DeviceTypeSMI)
+}
+
+// devDelete is "rdma dev delete NAME".
+func devDelete(o options, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("Please provide device name.")
+	}
+	s, err := openSession(io.Discard, o)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	d, ok := s.lookup(args[0])
+	if !ok {
+		return fmt.Errorf("Wrong device name - %s", args[0])
+	}
+	if len(args) > 1 {
+		return fmt.Errorf("Unknown parameter %s", args[1])
+	}
+	return s.c.DeleteSubDevice(d.Index)
 }

@@ -133,3 +133,43 @@ func TestIntegrationDevShowUnknown(t *testing.T) {
 		t.Fatalf("unknown device: %v", err)
 	}
 }
+
+// TestIntegrationLinkShow compares "rdma link" output and exit status with
+// iproute2's for every form of DEV/PORT, text and JSON.
+func TestIntegrationLinkShow(t *testing.T) {
+	testenv.RequireRDMA(t)
+	theirs, _ := iproute2(t, "dev", "show")
+	first := strings.SplitN(strings.TrimSpace(theirs), ": ", 3)
+	if len(first) < 2 {
+		t.Fatalf("iproute2 printed no device: %q", theirs)
+	}
+	dev := first[1]
+	for _, args := range [][]string{
+		{"link"}, {"link", "show"}, {"-d", "link", "show"}, {"link", "list", dev + "/1"},
+		{"-d", "link", "show", dev + "/1"}, {"link", "show", dev}, {"link", "show", dev + "/2"},
+		{"link", "show", dev + "/0"}, {"link", "show", dev + "/-"}, {"link", "show", "nosuch/1"},
+	} {
+		want, wantOK := iproute2(t, args...)
+		got, gotOK := ours(t, args...)
+		if gotOK != wantOK {
+			t.Errorf("rdma %q: ours succeeded=%v, iproute2 succeeded=%v", args, gotOK, wantOK)
+			continue
+		}
+		if got != want {
+			t.Errorf("rdma %q:\n got %q\nwant %q", args, got, want)
+		}
+		jargs := append([]string{"-j"}, args...)
+		want, _ = iproute2(t, jargs...)
+		got, _ = ours(t, jargs...)
+		var w, g any
+		if err := json.Unmarshal([]byte(want), &w); err != nil {
+			t.Fatalf("iproute2 %q: %v in %q", jargs, err, want)
+		}
+		if err := json.Unmarshal([]byte(got), &g); err != nil {
+			t.Fatalf("ours %q: %v in %q", jargs, err, got)
+		}
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Errorf("rdma %q (-iproute2 +ours):\n%s", jargs, diff)
+		}
+	}
+}

@@ -6,7 +6,8 @@
 //	rdma [ OPTIONS ] OBJECT { COMMAND | help }
 //	rdma [ -f[orce] ] -b[atch] filename
 //
-// This build implements the dev object (show); the other objects follow.
+// This build implements the dev (show) and link (show, add, delete) objects;
+// the others follow.
 package main
 
 import (
@@ -59,21 +60,26 @@ func runCommand(stdout io.Writer, o options, words []string) error {
 		_, err := io.WriteString(stdout, usage)
 		return err
 	}
+	// iproute2's order: a prefix selects the first object it matches.
 	objects := []struct {
 		name string
 		fn   func(io.Writer, options, []string) error
 	}{
 		{"dev", cmdDev},
+		{"link", cmdLink},
+		{"resource", nil},
+		{"system", cmdSystem},
+		{"statistic", nil},
+		{"monitor", nil},
 	}
 	for _, obj := range objects {
-		if matches(words[0], obj.name) {
-			return obj.fn(stdout, o, words[1:])
+		if !matches(words[0], obj.name) {
+			continue
 		}
-	}
-	for _, name := range []string{"link", "resource", "system", "statistic", "monitor"} {
-		if matches(words[0], name) {
-			return fmt.Errorf("rdma: object %q is not in this build yet; it has: dev", name)
+		if obj.fn == nil {
+			return fmt.Errorf("rdma: object %q is not in this build yet", obj.name)
 		}
+		return obj.fn(stdout, o, words[1:])
 	}
 	return fmt.Errorf("Unknown object '%s'.", words[0])
 }

@@ -52,6 +52,13 @@ func (p *printer) uint(key, format string, v uint64) {
 	fmt.Fprintf(&p.text, format, v)
 }
 
+// jsonUint prints a number field in JSON only (PRINT_JSON).
+func (p *printer) jsonUint(key string, v uint64) {
+	if p.json {
+		p.fields = append(p.fields, field{key, v})
+	}
+}
+
 // onOff prints "on"/"off" in text and a boolean in JSON (print_on_off).
 func (p *printer) onOff(key, format string, v bool) {
 	if p.json {

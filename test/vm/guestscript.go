@@ -1,0 +1,183 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Markers the guest prints on its console, alone on a line.
+const (
+	markerReady      = "VM-READY"          // devices are up; payload output follows
+	markerExit       = "VM-EXIT-STATUS="   // + the payload's exit status
+	markerFailed     = "VM-SETUP-FAILED: " // + why the guest could not set up
+	markerTestStart  = "VM-TEST-START "    // + binary name
+	markerTestStatus = "VM-TEST-EXIT "     // + binary name, space, exit status
+)
+
+// Paths inside the guest's chroot (the host's root file system).
+const (
+	guestWork = "/tmp/vm" // the writable 9p share of the host's work directory
+	guestPath = guestWork + "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+)
+
+// initScript is the initramfs's /init, run by busybox sh as PID 1. It
+// loads the modules listed in /etc/modules.list, mounts the host's root
+// read-only at /mnt and the work directory at /mnt/tmp/vm, creates the veth
+// pairs and rxe devices with the host's iproute2, waits for every port to be
+// ACTIVE and runs the payload script in a chroot. The kernel command line
+// carries rdmastack.devices=N and rdmastack.run=ID (the payload is
+// /tmp/vm/run/ID/payload.sh). It always ends by powering off; QEMU runs with
+// -no-reboot, so a panic ends the VM too.
+const initScript = `#!/bin/busybox sh
+/bin/busybox mkdir -p /proc /sys /dev /mnt /tmp /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+export PATH=/sbin:/bin:/usr/sbin:/usr/bin
+export HOME=/
+
+fail() {
+	echo "` + markerFailed + `$*"
+	sync
+	poweroff -f
+	echo o >/proc/sysrq-trigger
+	exit 1
+}
+
+mount -t proc proc /proc || fail "mount /proc"
+mount -t sysfs sysfs /sys || fail "mount /sys"
+mount -t devtmpfs devtmpfs /dev || fail "mount /dev"
+exec </dev/console >/dev/console 2>&1
+echo "vm: init: $(uname -r)"
+
+devices=
+run=
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	rdmastack.devices=*) devices=${arg#*=} ;;
+	rdmastack.run=*) run=${arg#*=} ;;
+	esac
+done
+[ -n "$devices" ] && [ -n "$run" ] || fail "no rdmastack.devices= or rdmastack.run= on the kernel command line"
+
+while read -r mod args; do
+	[ -n "$mod" ] || continue
+	insmod "$mod" $args || fail "insmod $mod $args"
+done </etc/modules.list
+
+msize=512000
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=$msize hostroot /mnt || fail "mount 9p hostroot"
+mount -t proc proc /mnt/proc || fail "mount /mnt/proc"
+mount -t sysfs sysfs /mnt/sys || fail "mount /mnt/sys"
+mkdir -p /dev/pts /dev/shm
+mount -o bind /dev /mnt/dev || fail "bind /mnt/dev"
+mount -t devpts -o newinstance,ptmxmode=0666 devpts /mnt/dev/pts || fail "mount /mnt/dev/pts"
+mount -t tmpfs -o mode=1777 tmpfs /mnt/dev/shm || fail "mount /mnt/dev/shm"
+mount -t tmpfs -o mode=1777 tmpfs /mnt/tmp || fail "mount /mnt/tmp"
+mount -t tmpfs -o mode=0755 tmpfs /mnt/run || fail "mount /mnt/run"
+mkdir -p /mnt` + guestWork + ` /mnt/run/vm
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=$msize work /mnt` + guestWork + ` || fail "mount 9p work"
+payload=` + guestWork + `/run/$run/payload.sh
+[ -f "/mnt$payload" ] || fail "no payload $payload in the work directory"
+
+# Device k is rxek on vethk; veth pair i is veth(2i), veth(2i+1) with the
+# addresses 10.77.i.1/24 and 10.77.i.2/24.
+syspath=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# Through the host's sh, so that busybox cannot run its own applets instead
+# of the host's commands.
+inroot() {
+	env -i PATH=$syspath HOME=/tmp chroot /mnt /bin/sh -c "$1"
+}
+pairs=$(( (devices + 1) / 2 ))
+{
+	echo "link set lo up"
+	i=0
+	while [ $i -lt $pairs ]; do
+		a=$((2 * i))
+		b=$((2 * i + 1))
+		echo "link add veth$a type veth peer name veth$b"
+		echo "addr add 10.77.$i.1/24 dev veth$a"
+		echo "addr add 10.77.$i.2/24 dev veth$b"
+		echo "link set veth$a up"
+		echo "link set veth$b up"
+		i=$((i + 1))
+	done
+} >/mnt/run/vm/setup.ip
+inroot "ip -batch /run/vm/setup.ip" || fail "ip -batch: could not create the veth pairs"
+k=0
+while [ $k -lt $devices ]; do
+	echo "link add rxe$k type rxe netdev veth$k"
+	k=$((k + 1))
+done >/mnt/run/vm/setup.rdma
+inroot "rdma -b /run/vm/setup.rdma" || fail "rdma link add: could not create the rxe devices"
+
+k=0
+tries=0
+while [ $k -lt $devices ]; do
+	state=$(cat /sys/class/infiniband/rxe$k/ports/1/state 2>/dev/null)
+	case "$state" in
+	*ACTIVE*)
+		k=$((k + 1))
+		continue
+		;;
+	esac
+	tries=$((tries + 1))
+	[ $tries -le 300 ] || fail "rxe$k port 1 not ACTIVE after 30s (state: ${state:-no such device})"
+	sleep 0.1
+done
+
+echo ` + markerReady + `
+env -i PATH=` + guestPath + ` HOME=/tmp chroot /mnt /bin/sh $payload </dev/null
+echo "` + markerExit + `$?"
+sync
+poweroff -f
+echo o >/proc/sysrq-trigger
+`
+
+// payloadEnv is the environment every payload exports.
+func payloadEnv(k kernel, devices int, outDir string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "export PATH=%s\n", shellQuote(guestPath))
+	b.WriteString("export HOME=/tmp\n")
+	b.WriteString("export RDMASTACK_VM=1\n")
+	fmt.Fprintf(&b, "export RDMASTACK_VM_KERNEL=%s\n", shellQuote(k.Release))
+	fmt.Fprintf(&b, "export RDMASTACK_VM_DEVICES=%d\n", devices)
+	fmt.Fprintf(&b, "export RDMASTACK_OUT=%s\n", shellQuote(outDir))
+	return b.String()
+}
+
+// runPayload is the payload of run mode: the command, run by sh -c from
+// the module's root directory.
+func runPayload(k kernel, devices int, outDir, moduleRoot string, command []string) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n# test/vm run payload\n")
+	b.WriteString(payloadEnv(k, devices, outDir))
+	fmt.Fprintf(&b, "cd %s || exit 125\n", shellQuote(moduleRoot))
+	fmt.Fprintf(&b, "exec sh -c %s\n", shellQuote(shellJoin(command)))
+	return b.String()
+}
+
+// testBinary is a test binary built on the host and run in the guest.
+type testBinary struct {
+	Name       string // short name, such as "nldev"
+	ImportPath string
+	SourceDir  string // the package's directory: the test's working directory
+	GuestPath  string // the binary, as the guest sees it
+}
+
+// testPayload is the payload of test mode: each test binary in turn from its
+// package's source directory, framed by markers; the exit status is 1 if any
+// binary failed.
+func testPayload(k kernel, devices int, outDir string, bins []testBinary, extraArgs []string) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n# test/vm test payload\n")
+	b.WriteString(payloadEnv(k, devices, outDir))
+	b.WriteString("status=0\n")
+	args := append([]string{"-test.v", "-test.count=1"}, extraArgs...)
+	for _, t := range bins {
+		fmt.Fprintf(&b, "echo %s\n", shellQuote(markerTestStart+t.Name))
+		fmt.Fprintf(&b, "(cd %s && exec %s %s)\n", shellQuote(t.SourceDir), shellQuote(t.GuestPath), shellJoin(args))
+		fmt.Fprintf(&b, "rc=$?\necho \"%s%s $rc\"\n", markerTestStatus, t.Name)
+		b.WriteString("[ $rc -eq 0 ] || status=1\n")
+	}
+	b.WriteString("exit $status\n")
+	return b.String()
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// module is the Go module test/vm works on.
+type module struct {
+	Root string // directory of go.mod
+	Path string // module path
+}
+
+// goEnv is the environment of every go command: static binaries only, as
+// they run in the guest from the host's file system.
+func goEnv() []string {
+	return append(os.Environ(), "CGO_ENABLED=0")
+}
+
+// goOutput runs a go command in dir and returns its standard output.
+func goOutput(ctx context.Context, dir string, args ...string) (string, error) {
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = goEnv()
+	cmd.Stdout = &out
+	cmd.Stderr = &errOut
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, strings.TrimSpace(errOut.String()))
+	}
+	return out.String(), nil
+}
+
+// goRun runs a go command in dir, streaming its output.
+func goRun(ctx context.Context, dir string, stdout, stderr io.Writer, args ...string) error {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = goEnv()
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go %s: %v", strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+// findModule returns the module of the current directory.
+func findModule(ctx context.Context) (module, error) {
+	out, err := goOutput(ctx, "", "list", "-m", "-f", "{{.Dir}}\t{{.Path}}")
+	if err != nil {
+		return module{}, err
+	}
+	dir, path, ok := strings.Cut(strings.TrimSpace(out), "\t")
+	if !ok || dir == "" {
+		return module{}, fmt.Errorf("not inside a Go module: go list -m printed %q", out)
+	}
+	return module{Root: dir, Path: path}, nil
+}
+
+// buildCommands builds every main package under ./cmd/... into binDir and
+// returns their import paths; none is fine.
+func buildCommands(ctx context.Context, m module, binDir string, log io.Writer) ([]string, error) {
+	if fi, err := os.Stat(filepath.Join(m.Root, "cmd")); err != nil || !fi.IsDir() {
+		return nil, nil
+	}
+	out, err := goOutput(ctx, m.Root, "list", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, "./cmd/...")
+	if err != nil {
+		return nil, err
+	}
+	mains := strings.Fields(out)
+	if len(mains) == 0 {
+		return nil, nil
+	}
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return nil, err
+	}
+	args := append([]string{"build", "-o", binDir + string(filepath.Separator)}, mains...)
+	fmt.Fprintf(log, "vm: CGO_ENABLED=0 go %s\n", strings.Join(args, " "))
+	if err := goRun(ctx, m.Root, log, log, args...); err != nil {
+		return nil, err
+	}
+	return mains, nil
+}
+
+// testPackage is a package of the module with test files.
+type testPackage struct {
+	ImportPath string
+	Dir        string
+}
+
+// listTestPackages lists the module's packages that have test files.
+func listTestPackages(ctx context.Context, m module) ([]testPackage, error) {
+	out, err := goOutput(ctx, m.Root, "list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}", "./...")
+	if err != nil {
+		return nil, err
+	}
+	return parseTestPackages(out)
+}
+
+// parseTestPackages parses the go list lines of listTestPackages.
+func parseTestPackages(out string) ([]testPackage, error) {
+	var pkgs []testPackage
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		f := strings.Split(sc.Text(), "\t")
+		if len(f) != 4 {
+			return nil, fmt.Errorf("unexpected go list line %q", sc.Text())
+		}
+		nt, err1 := strconv.Atoi(f[2])
+		nx, err2 := strconv.Atoi(f[3])
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("unexpected go list line %q", sc.Text())
+		}
+		if nt+nx > 0 {
+			pkgs = append(pkgs, testPackage{ImportPath: f[0], Dir: f[1]})
+		}
+	}
+	return pkgs, nil
+}
+
+// testBinaryName names a package's test binary after its import path
+// relative to the module, with slashes replaced: "nldev/internal/abi"
+// becomes "nldev_internal_abi"; the root package takes the module's last
+// path element.
+func testBinaryName(modulePath, importPath string) string {
+	rel, ok := strings.CutPrefix(importPath, modulePath+"/")
+	if !ok {
+		if importPath == modulePath {
+			rel = modulePath[strings.LastIndex(modulePath, "/")+1:]
+		} else {
+			rel = importPath
+		}
+	}
+	return strings.ReplaceAll(rel, "/", "_")
+}
+
+// buildTestBinaries builds each package's test binary into dir, which the
+// guest sees as /tmp/vm/tests.
+func buildTestBinaries(ctx context.Context, m module, pkgs []testPackage, dir string, log io.Writer) ([]testBinary, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var bins []testBinary
+	for _, p := range pkgs {
+		name := testBinaryName(m.Path, p.ImportPath)
+		out := filepath.Join(dir, name+".test")
+		fmt.Fprintf(log, "vm: CGO_ENABLED=0 go test -c -o %s %s\n", out, p.ImportPath)
+		if err := goRun(ctx, m.Root, log, log, "test", "-c", "-o", out, p.ImportPath); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(out); err != nil {
+			// go test -c writes nothing for a package without tests to run.
+			fmt.Fprintf(log, "vm: %s: no test binary, skipped\n", p.ImportPath)
+			continue
+		}
+		bins = append(bins, testBinary{
+			Name:       name,
+			ImportPath: p.ImportPath,
+			SourceDir:  p.Dir,
+			GuestPath:  guestWork + "/tests/" + name + ".test",
+		})
+	}
+	return bins, nil
+}

@@ -1,0 +1,63 @@
+// Command vm runs commands and test binaries of this module inside QEMU
+// virtual machines that boot Debian's kernels with Soft-RoCE (rdma_rxe)
+// devices, so that code needing a real kernel RDMA stack can be tested on a
+// machine without RDMA hardware or RDMA support in its own kernel.
+//
+// Usage:
+//
+//	go run ./test/vm [flags] setup
+//	go run ./test/vm [flags] run [flags] -- command [args...]
+//	go run ./test/vm [flags] test [flags] [-- test binary flags...]
+//
+// setup checks the prerequisites (Debian packages, installed with apt-get
+// when missing and running as root) and lists the kernels found. run boots
+// one VM per kernel (-kernels, default all installed kernels with rdma_rxe)
+// and rxe device count (-devices, default 2) and runs the command there
+// with sh -c, from the module's root directory, with the module's ./cmd/...
+// binaries (built with CGO_ENABLED=0) first on PATH. test runs go test ./...
+// on the host, then every package's test binary inside each VM with
+// -test.v -test.count=1 from the package's directory, counts the results
+// (a skip inside the VM is a failure) and ends with "vm: X passed, Y failed".
+//
+// The guest is an initramfs built here: static busybox, the rxe, uverbs
+// and 9p modules and an /init script. It mounts the host's root read-only
+// over 9p and chroots into it, so it runs the host's own binaries: ours, and
+// iproute2 and rdma-core for differential checks. Device k is rxe<k> on
+// veth<k>; veth pair i (veth<2i>, veth<2i+1>) has 10.77.i.1/24 and
+// 10.77.i.2/24. Every port is ACTIVE before the payload runs. The payload
+// sees:
+//
+//	RDMASTACK_VM=1              tests fail, not skip, without a device
+//	RDMASTACK_VM_KERNEL=<release>
+//	RDMASTACK_VM_DEVICES=<N>
+//	RDMASTACK_OUT=<dir>         writable; it is WORK/out/<release>-<N> on the host
+//
+// The work directory (-work, default a temporary one) holds bin/ (the
+// commands), tests/ (the test binaries), kernels/ and initramfs/ (cached
+// boot files), run/<release>-<N>/payload.sh and out/; the guest sees it as
+// /tmp/vm. QEMU runs under TCG (KVM hangs on this project's machines).
+// The facts this design rests on are in the project's vm-harness notes.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vm:", err)
+		os.Exit(1)
+	}
+}

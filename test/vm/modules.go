@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// guestModule is a kernel module the guest loads, with its dependencies.
+type guestModule struct {
+	name     string
+	required bool // the guest cannot work without it
+}
+
+// guestModules are loaded in this order by the guest's /init.
+var guestModules = []guestModule{
+	// rxe allocates a "crc32" crypto transform: without crc32_generic,
+	// "rdma link add ... type rxe" fails with ENOENT. Some kernels may name
+	// it differently or build it in; the guest's device setup catches that.
+	{"crc32_generic", false},
+	{"virtio_pci", true},
+	{"virtio_net", false},
+	{"9pnet_virtio", true},
+	{"9p", true},
+	{"rdma_rxe", true},
+	{"ib_uverbs", true},
+	{"rdma_ucm", false},
+	{"ib_umad", false},
+	{"veth", true},
+	{"dummy", false},
+}
+
+// moduleLoad is one insmod line of modprobe --show-depends.
+type moduleLoad struct {
+	Path string // absolute path of the .ko file on the host, maybe compressed
+	Args string // module parameters from modprobe.d, if any
+}
+
+// resolveModules computes the ordered, deduplicated insmod list of the
+// guest modules for a kernel. Warnings name optional modules not found.
+func resolveModules(ctx context.Context, modprobe, release string) (loads []moduleLoad, warnings []string, err error) {
+	seen := make(map[string]bool)
+	for _, m := range guestModules {
+		var out, errOut bytes.Buffer
+		cmd := exec.CommandContext(ctx, modprobe, "-S", release, "--show-depends", m.name)
+		cmd.Stdout = &out
+		cmd.Stderr = &errOut
+		if err := cmd.Run(); err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			msg := strings.TrimSpace(errOut.String())
+			if msg == "" {
+				msg = err.Error()
+			}
+			if m.required {
+				return nil, nil, fmt.Errorf("kernel %s: module %s: %s", release, m.name, msg)
+			}
+			warnings = append(warnings, fmt.Sprintf("kernel %s: optional module %s not loaded: %s", release, m.name, msg))
+			continue
+		}
+		ls, _ := parseShowDepends(out.String())
+		for _, l := range ls {
+			if !seen[l.Path] {
+				seen[l.Path] = true
+				loads = append(loads, l)
+			}
+		}
+	}
+	return loads, warnings, nil
+}
+
+// parseShowDepends parses the output of modprobe --show-depends: lines
+// "insmod PATH [ARGS...]" in load order, and "builtin NAME" for modules built
+// into the kernel.
+func parseShowDepends(out string) (loads []moduleLoad, builtin []string) {
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "insmod":
+			loads = append(loads, moduleLoad{Path: f[1], Args: strings.Join(f[2:], " ")})
+		case "builtin":
+			builtin = append(builtin, f[1])
+		}
+	}
+	return loads, builtin
+}
+
+// guestModulePath is where a module lies in the initramfs: its host path
+// without a compression suffix.
+func guestModulePath(hostPath string) string {
+	for _, ext := range []string{".xz", ".zst", ".gz"} {
+		if p, ok := strings.CutSuffix(hostPath, ext); ok {
+			return p
+		}
+	}
+	return hostPath
+}
+
+// readModule returns the uncompressed contents of a .ko, .ko.gz, .ko.xz or
+// .ko.zst file. The guest's busybox insmod then needs no decompressor.
+func readModule(ctx context.Context, path string) ([]byte, error) {
+	switch {
+	case strings.HasSuffix(path, ".gz"):
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		return io.ReadAll(zr)
+	case strings.HasSuffix(path, ".xz"):
+		return decompressWith(ctx, "xz", "xz-utils", path)
+	case strings.HasSuffix(path, ".zst"):
+		return decompressWith(ctx, "zstd", "zstd", path)
+	default:
+		return os.ReadFile(path)
+	}
+}
+
+func decompressWith(ctx context.Context, tool, pkg, path string) ([]byte, error) {
+	bin, err := lookTool(tool, pkg)
+	if err != nil {
+		return nil, fmt.Errorf("decompress %s: %v", path, err)
+	}
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "-dc", "--", path)
+	cmd.Stdout = &out
+	cmd.Stderr = &errOut
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s -dc %s: %v: %s", tool, path, err, strings.TrimSpace(errOut.String()))
+	}
+	return out.Bytes(), nil
+}

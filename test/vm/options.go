@@ -1,0 +1,172 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxDevices bounds -devices: device k sits on veth k, and veth pair i gets
+// the subnet 10.77.i.0/24, so a count must stay below 2*256.
+const maxDevices = 256
+
+// options are the command-line settings shared by all modes.
+type options struct {
+	mode    string
+	kernels string        // "all" or a comma list of releases (or unique prefixes)
+	devices []int         // rxe device counts, one VM run each per kernel
+	timeout time.Duration // per VM run, boot to power-off
+	mem     int           // guest memory in MiB
+	smp     int           // guest vCPUs
+	install bool          // install missing Debian packages when root
+	work    string        // work directory; empty means a fresh temporary one
+	keep    bool          // keep the temporary work directory
+	verbose bool          // echo the guest's boot console too
+	unit    bool          // test mode: run go test ./... on the host first
+	args    []string      // after "--": the command (run) or test binary flags (test)
+}
+
+const usageText = `usage:
+  go run ./test/vm [flags] setup
+  go run ./test/vm [flags] run [flags] -- command [args...]
+  go run ./test/vm [flags] test [flags] [-- test binary flags...]
+
+modes:
+  setup  check (and install) the prerequisites and list the kernels found
+  run    boot a VM per kernel and device count and run the command inside it
+  test   run go test on the host, then every test binary inside each VM
+
+flags:
+`
+
+// parseOptions parses args; flags may come before and after the mode.
+func parseOptions(args []string, usage io.Writer) (*options, error) {
+	o := &options{devices: []int{2}}
+	fs := flag.NewFlagSet("vm", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.kernels, "kernels", "all", "comma list of kernel releases (as in /boot/vmlinuz-RELEASE, or a unique prefix such as 6.12), or all: every installed kernel with rdma_rxe")
+	fs.Var((*deviceCounts)(&o.devices), "devices", "comma list of rxe device counts; each count is one VM run per kernel (default 2; 2,16 in test mode)")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "limit for each VM run, boot to power-off")
+	fs.IntVar(&o.mem, "mem", 1024, "guest memory in MiB")
+	fs.IntVar(&o.smp, "smp", 1, "guest vCPUs (TCG)")
+	fs.BoolVar(&o.install, "install", true, "install missing Debian packages with apt-get when running as root")
+	fs.StringVar(&o.work, "work", "", "work directory (default: a fresh temporary directory, removed at the end unless -keep)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the temporary work directory")
+	fs.BoolVar(&o.verbose, "v", false, "also echo the guest's kernel console and boot lines")
+	fs.BoolVar(&o.unit, "unit", true, "test mode: run go test ./... on the host before the VM runs")
+
+	printUsage := func() {
+		fmt.Fprint(usage, usageText)
+		fs.SetOutput(usage)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	parse := func(args []string) ([]string, error) {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				printUsage()
+				return nil, err
+			}
+			return nil, fmt.Errorf("%v (see go run ./test/vm -h)", err)
+		}
+		return fs.Args(), nil
+	}
+
+	rest, err := parse(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) == 0 {
+		printUsage()
+		return nil, errors.New("missing mode: setup, run or test")
+	}
+	o.mode = rest[0]
+	// Flags may also follow the mode; fs.Parse consumes a "--" terminator.
+	rest, err = parse(rest[1:])
+	if err != nil {
+		return nil, err
+	}
+	o.args = rest
+
+	switch o.mode {
+	case "setup":
+		if len(o.args) > 0 {
+			return nil, fmt.Errorf("setup takes no arguments, got %q", o.args)
+		}
+	case "run":
+		if len(o.args) == 0 {
+			return nil, errors.New("run needs a command: go run ./test/vm run -- command [args...]")
+		}
+	case "test":
+		// The tests compare with the oracles at two scales unless told otherwise.
+		set := false
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "devices" })
+		if !set {
+			o.devices = []int{2, 16}
+		}
+	default:
+		return nil, fmt.Errorf("unknown mode %q: want setup, run or test", o.mode)
+	}
+	if o.timeout <= 0 {
+		return nil, fmt.Errorf("-timeout must be positive, got %v", o.timeout)
+	}
+	if o.mem < 256 {
+		return nil, fmt.Errorf("-mem must be at least 256 (MiB), got %d", o.mem)
+	}
+	if o.smp < 1 || o.smp > 8 {
+		return nil, fmt.Errorf("-smp must be between 1 and 8, got %d", o.smp)
+	}
+	if strings.TrimSpace(o.kernels) == "" {
+		return nil, errors.New("-kernels is empty: give a comma list of releases, or all")
+	}
+	return o, nil
+}
+
+// deviceCounts is the flag.Value of -devices.
+type deviceCounts []int
+
+func (d *deviceCounts) String() string {
+	if d == nil {
+		return ""
+	}
+	s := make([]string, len(*d))
+	for i, n := range *d {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func (d *deviceCounts) Set(v string) error {
+	counts, err := parseDeviceCounts(v)
+	if err != nil {
+		return err
+	}
+	*d = counts
+	return nil
+}
+
+// parseDeviceCounts parses a comma list of rxe device counts such as "2,16".
+// Duplicates are dropped; the order is kept.
+func parseDeviceCounts(v string) ([]int, error) {
+	var counts []int
+	seen := make(map[int]bool)
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("device count %q is not a number", f)
+		}
+		if n < 1 || n > maxDevices {
+			return nil, fmt.Errorf("device count %d out of range 1..%d", n, maxDevices)
+		}
+		if !seen[n] {
+			seen[n] = true
+			counts = append(counts, n)
+		}
+	}
+	return counts, nil
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestParseOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		mode    string
+		devices []int
+		kernels string
+		timeout time.Duration
+		verbose bool
+		rest    []string
+	}{
+		{
+			name: "run defaults", args: []string{"run", "--", "rdma", "-j", "dev", "show"},
+			mode: "run", devices: []int{2}, kernels: "all", timeout: 10 * time.Minute,
+			rest: []string{"rdma", "-j", "dev", "show"},
+		},
+		{
+			name: "flags before and after the mode",
+			args: []string{"-v", "-kernels", "6.12", "run", "-devices", "2,16", "-timeout", "20s", "--", "sleep", "100"},
+			mode: "run", devices: []int{2, 16}, kernels: "6.12", timeout: 20 * time.Second, verbose: true,
+			rest: []string{"sleep", "100"},
+		},
+		{
+			name: "command without --", args: []string{"run", "rdma", "-j", "dev"},
+			mode: "run", devices: []int{2}, kernels: "all", timeout: 10 * time.Minute,
+			rest: []string{"rdma", "-j", "dev"},
+		},
+		{
+			name: "command flags look like ours", args: []string{"run", "--", "ls", "-v"},
+			mode: "run", devices: []int{2}, kernels: "all", timeout: 10 * time.Minute,
+			rest: []string{"ls", "-v"},
+		},
+		{
+			name: "test with binary flags", args: []string{"test", "-unit=false", "--", "-test.run", "TestX"},
+			mode: "test", devices: []int{2, 16}, kernels: "all", timeout: 10 * time.Minute,
+			rest: []string{"-test.run", "TestX"},
+		},
+		{
+			name: "setup", args: []string{"-install=false", "setup"},
+			mode: "setup", devices: []int{2}, kernels: "all", timeout: 10 * time.Minute,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseOptions(tt.args, io.Discard)
+			if err != nil {
+				t.Fatalf("parseOptions(%q): %v", tt.args, err)
+			}
+			if o.mode != tt.mode || o.kernels != tt.kernels || o.timeout != tt.timeout || o.verbose != tt.verbose {
+				t.Errorf("got mode %q kernels %q timeout %v verbose %v, want %q %q %v %v",
+					o.mode, o.kernels, o.timeout, o.verbose, tt.mode, tt.kernels, tt.timeout, tt.verbose)
+			}
+			if diff := cmp.Diff(tt.devices, o.devices); diff != "" {
+				t.Errorf("devices (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.rest, o.args, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("args (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseOptionsErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "missing mode"},
+		{[]string{"frobnicate"}, "unknown mode"},
+		{[]string{"run"}, "run needs a command"},
+		{[]string{"setup", "extra"}, "setup takes no arguments"},
+		{[]string{"-devices", "0", "run", "--", "true"}, "out of range"},
+		{[]string{"-devices", "2,x", "run", "--", "true"}, "not a number"},
+		{[]string{"-timeout", "0s", "run", "--", "true"}, "-timeout must be positive"},
+		{[]string{"-mem", "64", "run", "--", "true"}, "-mem must be at least"},
+		{[]string{"-kernels", " ", "run", "--", "true"}, "-kernels is empty"},
+		{[]string{"-nosuchflag", "run"}, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		_, err := parseOptions(tt.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseOptions(%q) = %v, want an error containing %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestParseOptionsHelp(t *testing.T) {
+	var usage strings.Builder
+	_, err := parseOptions([]string{"-h"}, &usage)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("parseOptions(-h) = %v, want flag.ErrHelp", err)
+	}
+	for _, want := range []string{"go run ./test/vm", "-devices", "-kernels", "-timeout"} {
+		if !strings.Contains(usage.String(), want) {
+			t.Errorf("usage does not mention %q:\n%s", want, usage.String())
+		}
+	}
+}
+
+func TestParseDeviceCounts(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+		err  bool
+	}{
+		{in: "2", want: []int{2}},
+		{in: "2,16", want: []int{2, 16}},
+		{in: " 16 , 2 ", want: []int{16, 2}},
+		{in: "2,2,1", want: []int{2, 1}},
+		{in: "1", want: []int{1}},
+		{in: "256", want: []int{256}},
+		{in: "", err: true},
+		{in: "0", err: true},
+		{in: "-1", err: true},
+		{in: "257", err: true},
+		{in: "2,", err: true},
+		{in: "two", err: true},
+	}
+	for _, tt := range tests {
+		got, err := parseDeviceCounts(tt.in)
+		if tt.err {
+			if err == nil {
+				t.Errorf("parseDeviceCounts(%q) = %v, want an error", tt.in, got)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("parseDeviceCounts(%q): %v", tt.in, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("parseDeviceCounts(%q) (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestTally(t *testing.T) {
+	out := `VM-TEST-START nldev
+=== RUN   TestDial
+--- PASS: TestDial (0.01s)
+=== RUN   TestLinks
+=== RUN   TestLinks/rxe0
+    --- PASS: TestLinks/rxe0 (0.00s)
+=== RUN   TestLinks/rxe1
+    links_test.go:12: no port
+    --- FAIL: TestLinks/rxe1 (0.00s)
+--- FAIL: TestLinks (0.00s)
+=== RUN   TestNoDevice
+    x_test.go:3: skipping: no device
+--- SKIP: TestNoDevice (0.00s)
+FAIL
+VM-TEST-EXIT nldev 1
+VM-TEST-START uverbs
+panic: test timed out after 10m0s
+VM-TEST-EXIT uverbs 2
+VM-TEST-START ok
+--- PASS: TestOK (0.00s)
+PASS
+VM-TEST-EXIT ok 0
+this line says --- PASS: in the middle
+--- PASSED: not a result
+`
+	var tl tally
+	for _, l := range strings.Split(out, "\n") {
+		tl.line(l)
+	}
+	if tl.Passed != 3 || tl.Failed != 3 || tl.Skipped != 1 {
+		t.Errorf("got %d passed, %d failed, %d skipped; want 3, 3, 1", tl.Passed, tl.Failed, tl.Skipped)
+	}
+	if got := tl.bad(); got != 4 {
+		t.Errorf("bad() = %d, want 4", got)
+	}
+	want := []string{
+		"nldev: FAIL TestLinks/rxe1",
+		"nldev: FAIL TestLinks",
+		"nldev: SKIP TestNoDevice (a skip inside the VM counts as a failure)",
+		"uverbs: test binary exited with status 2",
+	}
+	if diff := cmp.Diff(want, tl.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
+func TestPrintRunSummary(t *testing.T) {
+	reports := []runReport{
+		{Name: "kernel a, 2 devices", Tally: tally{Passed: 3}},
+		{Name: "kernel b, 2 devices", Err: errString("timed out after 20s"), Tally: tally{Passed: 1, Problems: []string{"x: FAIL TestY"}}},
+	}
+	var b strings.Builder
+	printRunSummary(&b, reports, true)
+	for _, want := range []string{
+		"kernel a, 2 devices: 3 passed, 0 failed, 0 skipped",
+		"kernel b, 2 devices: FAILED: timed out after 20s",
+		"x: FAIL TestY",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
