@@ -54,32 +54,29 @@ func run(stdout io.Writer, args []string) error {
 	return runCommand(stdout, o, words)
 }
 
+// objectOrder is iproute2's order of objects: a prefix selects the first
+// object it matches ("s" is system, "st" statistic).
+var objectOrder = []string{"dev", "link", "resource", "system", "statistic", "monitor"}
+
+// objects maps each object to its command; each object's file registers
+// itself from init.
+var objects = map[string]func(io.Writer, options, []string) error{}
+
 // runCommand dispatches one command line (after the options).
 func runCommand(stdout io.Writer, o options, words []string) error {
 	if len(words) == 0 || matches(words[0], "help") {
 		_, err := io.WriteString(stdout, usage)
 		return err
 	}
-	// iproute2's order: a prefix selects the first object it matches.
-	objects := []struct {
-		name string
-		fn   func(io.Writer, options, []string) error
-	}{
-		{"dev", cmdDev},
-		{"link", cmdLink},
-		{"resource", nil},
-		{"system", cmdSystem},
-		{"statistic", nil},
-		{"monitor", nil},
-	}
-	for _, obj := range objects {
-		if !matches(words[0], obj.name) {
+	for _, name := range objectOrder {
+		if !matches(words[0], name) {
 			continue
 		}
-		if obj.fn == nil {
-			return fmt.Errorf("rdma: object %q is not in this build yet", obj.name)
+		fn, ok := objects[name]
+		if !ok {
+			return fmt.Errorf("rdma: object %q is not in this build yet", name)
 		}
-		return obj.fn(stdout, o, words[1:])
+		return fn(stdout, o, words[1:])
 	}
 	return fmt.Errorf("Unknown object '%s'.", words[0])
 }

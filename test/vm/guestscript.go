@@ -107,7 +107,11 @@ while [ $k -lt $devices ]; do
 	echo "link add rxe$k type rxe netdev veth$k"
 	k=$((k + 1))
 done >/mnt/run/vm/setup.rdma
-inroot "rdma -b /run/vm/setup.rdma" || fail "rdma link add: could not create the rxe devices"
+# The project's own rdma (nldev NEWLINK) creates the devices when it was
+# built into the work directory; iproute2's otherwise.
+rdmatool=rdma
+[ -x /mnt/tmp/vm/bin/rdma ] && rdmatool=/tmp/vm/bin/rdma
+inroot "$rdmatool -b /run/vm/setup.rdma" || fail "$rdmatool link add: could not create the rxe devices"
 
 k=0
 tries=0
