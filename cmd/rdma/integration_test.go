@@ -2,15 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/nldev"
 )
 
 // iproute2 runs the rdma oracle and returns its stdout and whether it
@@ -172,4 +176,83 @@ func TestIntegrationLinkShow(t *testing.T) {
 			t.Errorf("rdma %q (-iproute2 +ours):\n%s", jargs, diff)
 		}
 	}
+}
+
+// TestIntegrationMonitor runs "rdma monitor" in-process while a device is
+// added and deleted, and checks the lines it prints (iproute2 6.1 has no
+// monitor to compare with; the format is HEAD's rdma/monitor.c).
+func TestIntegrationMonitor(t *testing.T) {
+	testenv.RequireRDMA(t)
+	c, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sys, err := c.System()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sys.Monitor == nil {
+		if _, ok := ours(t, "monitor"); ok {
+			t.Fatal("monitor succeeded on a kernel without RDMA monitoring")
+		}
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- monitor(ctx, out, options{}, ready) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("monitor: %v", err)
+	}
+
+	ip := testenv.Oracle(t, "ip")
+	testenv.Run(t, ip, "link", "add", "rdmstmon1", "type", "dummy")
+	t.Cleanup(func() { exec.Command(ip, "link", "del", "rdmstmon1").Run() })
+	testenv.Run(t, ip, "link", "set", "rdmstmon1", "up")
+	if _, ok := ours(t, "link", "add", "rxemon1", "type", "rxe", "netdev", "rdmstmon1"); !ok {
+		t.Fatal("link add failed")
+	}
+	if _, ok := ours(t, "link", "delete", "rxemon1"); !ok {
+		t.Fatal("link delete failed")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "[UNREGISTER]\tdev ") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("monitor: %v", err)
+	}
+	text := out.String()
+	for _, re := range []string{
+		`(?m)^\[REGISTER\]\tdev \d+ rxemon1$`,
+		`(?m)^\[NETDEV_ATTACH\]\tdev \d+ rxemon1 port 1 netdev \d+ rdmstmon1$`,
+		`(?m)^\[UNREGISTER\]\tdev \d+ rxemon1$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(text) {
+			t.Errorf("monitor output lacks %s:\n%s", re, text)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -121,6 +121,23 @@ func (p *printer) end() error {
 	return nil
 }
 
+// writeObjects writes the finished JSON objects without the enclosing
+// array, comma-separated, for output that streams (monitor).
+func (p *printer) writeObjects() error {
+	for i, o := range p.objects {
+		if i > 0 {
+			if _, err := io.WriteString(p.w, ","); err != nil {
+				return err
+			}
+		}
+		if _, err := p.w.Write(o); err != nil {
+			return err
+		}
+	}
+	p.objects = p.objects[:0]
+	return nil
+}
+
 // flush writes the JSON array of every record; text was written as it went.
 func (p *printer) flush() error {
 	if !p.json {
