@@ -227,3 +227,18 @@ func FuzzDecodeDevice(f *testing.F) {
 		}
 	})
 }
+
+func TestExtendedAckKept(t *testing.T) {
+	c := newClient(nltest.Dial(func(reqs []netlink.Message) ([]netlink.Message, error) {
+		return []netlink.Message{kernelErrorExtAck(reqs[0], unix.EINVAL, "Unknown device type")}, nil
+	}))
+	t.Cleanup(func() { c.Close() })
+	err := c.do(request{op: "add sub-device", cmd: nlabi.RDMA_NLDEV_CMD_NEWDEV})
+	var ne *Error
+	if !errors.As(err, &ne) || ne.Message != "Unknown device type" || !errors.Is(err, unix.EINVAL) {
+		t.Fatalf("error %#v: want EINVAL with the kernel's message", err)
+	}
+	if got := err.Error(); got != "nldev: add sub-device: invalid argument (Unknown device type)" {
+		t.Fatalf("Error() = %q", got)
+	}
+}

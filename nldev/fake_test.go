@@ -55,3 +55,21 @@ func kernelError(req netlink.Message, errno unix.Errno) netlink.Message {
 		Data:   append(data, b...),
 	}
 }
+
+// kernelErrorExtAck is kernelError with the extended-acknowledgement
+// message a policy failure carries (NLM_F_CAPPED | NLM_F_ACK_TLVS, then an
+// NLMSGERR_ATTR_MSG attribute after the request's header).
+func kernelErrorExtAck(req netlink.Message, errno unix.Errno, msg string) netlink.Message {
+	req.Header.Length = 16
+	hdr, _ := (netlink.Message{Header: req.Header}).MarshalBinary()
+	ae := netlink.NewAttributeEncoder()
+	ae.String(unix.NLMSGERR_ATTR_MSG, msg)
+	tlvs, _ := ae.Encode()
+	data := binary.NativeEndian.AppendUint32(nil, uint32(-int32(errno)))
+	data = append(data, hdr...)
+	return netlink.Message{
+		Header: netlink.Header{Type: netlink.Error, Flags: netlink.Capped | netlink.AcknowledgeTLVs,
+			Sequence: req.Header.Sequence, PID: req.Header.PID},
+		Data: append(data, tlvs...),
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -255,4 +257,63 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestIntegrationNoNetAdmin runs write commands without CAP_NET_ADMIN (this
+// test binary as rdma, under setpriv with net_admin dropped from the
+// bounding set): each fails with EPERM's text on stderr and exit status 1,
+// and changes nothing.
+func TestIntegrationNoNetAdmin(t *testing.T) {
+	testenv.RequireRDMA(t)
+	setpriv := testenv.Oracle(t, "setpriv")
+	before, _ := ours(t, "-j", "-d", "dev")
+	dev := strings.SplitN(strings.TrimSpace(func() string { s, _ := ours(t, "dev"); return s }()), ": ", 3)[1]
+	for _, args := range [][]string{
+		{"dev", "set", dev, "name", "rdmstperm0"},
+		{"link", "add", "rdmstperm1", "type", "rxe", "netdev", "lo"},
+		{"system", "set", "netns", "exclusive"},
+	} {
+		cmd := exec.Command(setpriv, append([]string{"--bounding-set=-net_admin", "--inh-caps=-net_admin", os.Args[0]}, args...)...)
+		cmd.Env = append(os.Environ(), "RDMASTACK_AS_RDMA=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("rdma %q without CAP_NET_ADMIN: %v, want exit status 1", args, err)
+		}
+		if msg := stderr.String(); !strings.Contains(msg, "operation not permitted") || strings.Count(msg, "\n") != 1 {
+			t.Errorf("rdma %q without CAP_NET_ADMIN printed %q, want one line with EPERM's text", args, msg)
+		}
+	}
+	if after, _ := ours(t, "-j", "-d", "dev"); after != before {
+		t.Errorf("devices changed:\nbefore %s\nafter  %s", before, after)
+	}
+	if sys, _ := ours(t, "system"); !strings.Contains(sys, "netns shared") {
+		t.Errorf("netns mode changed: %q", sys)
+	}
+}
+
+// TestIntegrationSystemShow compares "rdma system [show]" with iproute2's
+// text (system show never prints JSON, even with -j).
+func TestIntegrationSystemShow(t *testing.T) {
+	testenv.RequireRDMA(t)
+	v := testenv.Iproute2Version(t, testenv.Oracle(t, "rdma"))
+	for _, args := range [][]string{{"system"}, {"system", "show"}, {"-j", "system", "show"}, {"sys", "show", "netns"}} {
+		want, wantOK := iproute2(t, args...)
+		got, gotOK := ours(t, args...)
+		if !wantOK || !gotOK {
+			t.Fatalf("rdma %q: iproute2 ok=%v, ours ok=%v", args, wantOK, gotOK)
+		}
+		// Fields iproute2 learned later, named by the release that added them.
+		if v[0]*100+v[1] < 607 { // privileged-qkey: 6.7 (commit 21180a7a)
+			got = regexp.MustCompile(`privileged-qkey \S+ `).ReplaceAllString(got, "")
+		}
+		if v[0]*100+v[1] < 613 { // monitor: 6.13 (commit be24be74)
+			got = regexp.MustCompile(`monitor \S+ `).ReplaceAllString(got, "")
+		}
+		if got != want {
+			t.Errorf("rdma %q:\n got %q\nwant %q", args, got, want)
+		}
+	}
 }
