@@ -1,6 +1,11 @@
-// Package device will join RDMA netlink, uverbs and sysfs into one typed
-// model of every RDMA device visible in the caller's network namespace.
+// Package device is one typed model of every RDMA device visible in the
+// caller's network namespace, joining RDMA netlink (devices, ports and
+// their char devices) with sysfs (link layer, the PCI or auxiliary parent,
+// and a fallback where netlink lacks a command).
 //
-// This package has no API yet (see the project's README for what each
-// package provides today).
+//	snap, err := device.List()
+//	for _, d := range snap.Devices {
+//		fmt.Println(d.Name, d.Uverbs.Path(), d.Ports[0].Netdev)
+//	}
+//	d, ok := snap.ByNetdev("eth0")
 package device

@@ -226,22 +226,12 @@ func TestIntegrationRenameAndNetns(t *testing.T) {
 }
 
 // setNetnsModeEventually sets the mode, waiting out the EBUSY the kernel
-// answers while a deleted network namespace is still being torn down
-// (netns cleanup runs asynchronously).
+// answers while a deleted network namespace is still being torn down.
 func setNetnsModeEventually(t *testing.T, c *Client, m NetnsMode) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := c.SetNetnsMode(m)
-		if err == nil {
-			return
-		}
-		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
-			t.Errorf("set netns mode %s: %v", m, err)
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, "set netns mode "+m.String(),
+		func(err error) bool { return errors.Is(err, unix.EBUSY) },
+		func() error { return c.SetNetnsMode(m) })
 }
 
 // dialNewNetns creates a network namespace with iproute2 and dials RDMA

@@ -1,0 +1,131 @@
+package device
+
+import (
+	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/nldev"
+)
+
+// Device is one RDMA device.
+type Device struct {
+	Index           uint32
+	Name            string
+	NodeType        ib.NodeType
+	Protocol        nldev.Protocol
+	NodeGUID        ib.GUID
+	SysImageGUID    ib.GUID
+	FirmwareVersion string
+	Caps            nldev.DeviceCaps
+
+	// Uverbs is the device's verbs char device (/dev/infiniband/uverbsN);
+	// nil for devices without a verbs interface.
+	Uverbs *nldev.Chardev
+	// DriverID is the uverbs driver id (HasDriverID false when unknown).
+	DriverID    ib.DriverID
+	HasDriverID bool
+
+	// Parent is the bus device the RDMA device belongs to; zero for
+	// software devices such as rxe and siw.
+	Parent Parent
+
+	// SysfsPath is the device's directory, /sys/class/infiniband/<name>.
+	SysfsPath string
+
+	Ports []Port
+}
+
+// Parent is the bus device behind an RDMA device.
+type Parent struct {
+	Bus  string // "pci", "auxiliary", ...; "" when there is none
+	Name string // the bus address, e.g. "0000:03:00.0" or "mlx5_core.rdma.0"
+}
+
+// Port is one port of a device.
+type Port struct {
+	Number    uint32
+	State     ib.PortState
+	PhysState ib.PhysState
+	LinkLayer LinkLayer
+
+	// Netdev and NetdevIndex name the port's network device (RoCE, iWARP)
+	// when it is in the caller's network namespace.
+	Netdev      string
+	NetdevIndex uint32
+
+	// InfiniBand addressing; zero on Ethernet link layers.
+	LID          uint32
+	SMLID        uint32
+	LMC          uint8
+	SubnetPrefix ib.GUID
+
+	// Umad and Issm are the port's MAD char devices; nil when the port has
+	// none (RoCE ports on newer kernels).
+	Umad *nldev.Chardev
+	Issm *nldev.Chardev
+}
+
+// LinkLayer is a port's link layer (sysfs ports/N/link_layer; libibverbs'
+// IBV_LINK_LAYER_*).
+type LinkLayer uint8
+
+// Link layers.
+const (
+	LinkLayerUnspecified LinkLayer = iota
+	LinkLayerInfiniBand
+	LinkLayerEthernet
+)
+
+func (l LinkLayer) String() string {
+	switch l {
+	case LinkLayerInfiniBand:
+		return "InfiniBand"
+	case LinkLayerEthernet:
+		return "Ethernet"
+	}
+	return "Unspecified"
+}
+
+// Snapshot is every RDMA device visible at one moment, with the global
+// rdma_cm char device.
+type Snapshot struct {
+	Devices []Device
+	// RdmaCM is librdmacm's char device (/dev/infiniband/rdma_cm); nil when
+	// rdma_ucm is not loaded.
+	RdmaCM *nldev.Chardev
+}
+
+// ByName returns the device with the given name.
+func (s *Snapshot) ByName(name string) (Device, bool) {
+	for _, d := range s.Devices {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Device{}, false
+}
+
+// ByNetdev returns the device one of whose ports is on the network device
+// netdev.
+func (s *Snapshot) ByNetdev(netdev string) (Device, bool) {
+	for _, d := range s.Devices {
+		for _, p := range d.Ports {
+			if p.Netdev == netdev {
+				return d, true
+			}
+		}
+	}
+	return Device{}, false
+}
+
+// ByPCI returns the device whose parent is the PCI function at addr
+// ("0000:03:00.0"; the domain may be left out: "03:00.0").
+func (s *Snapshot) ByPCI(addr string) (Device, bool) {
+	if len(addr) == len("03:00.0") {
+		addr = "0000:" + addr
+	}
+	for _, d := range s.Devices {
+		if d.Parent.Bus == "pci" && d.Parent.Name == addr {
+			return d, true
+		}
+	}
+	return Device{}, false
+}

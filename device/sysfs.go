@@ -1,0 +1,89 @@
+package device
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/nldev"
+)
+
+// sysfs reads the RDMA classes under root (/sys, or a testdata tree).
+type sysfs struct{ root string }
+
+func (s sysfs) devicePath(name string) string {
+	return filepath.Join(s.root, "class", "infiniband", name)
+}
+
+func (s sysfs) read(parts ...string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(append([]string{s.root}, parts...)...))
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSpace(string(b)), true
+}
+
+// parent follows class/infiniband/<name>/device to the bus device and its
+// subsystem link to the bus name. Software devices have no device link.
+func (s sysfs) parent(name string) Parent {
+	dev := filepath.Join(s.devicePath(name), "device")
+	target, err := filepath.EvalSymlinks(dev)
+	if err != nil {
+		return Parent{}
+	}
+	bus, err := filepath.EvalSymlinks(filepath.Join(dev, "subsystem"))
+	if err != nil {
+		return Parent{Name: filepath.Base(target)}
+	}
+	return Parent{Bus: filepath.Base(bus), Name: filepath.Base(target)}
+}
+
+// linkLayer reads ports/N/link_layer, or derives it from the protocol.
+func (s sysfs) linkLayer(name string, port uint32, proto nldev.Protocol) LinkLayer {
+	v, ok := s.read("class", "infiniband", name, "ports", strconv.FormatUint(uint64(port), 10), "link_layer")
+	if !ok {
+		switch proto {
+		case nldev.ProtocolRoCE, nldev.ProtocolIWARP, nldev.ProtocolUSNIC:
+			return LinkLayerEthernet
+		case nldev.ProtocolIB, nldev.ProtocolOPA:
+			return LinkLayerInfiniBand
+		}
+		return LinkLayerUnspecified
+	}
+	switch v {
+	case "InfiniBand":
+		return LinkLayerInfiniBand
+	case "Ethernet":
+		return LinkLayerEthernet
+	}
+	return LinkLayerUnspecified
+}
+
+// uverbs finds the device's verbs char device in class/infiniband_verbs,
+// as libibverbs does when netlink cannot tell.
+func (s sysfs) uverbs(name string) (nldev.Chardev, bool) {
+	dirs, _ := filepath.Glob(filepath.Join(s.root, "class", "infiniband_verbs", "uverbs*"))
+	for _, dir := range dirs {
+		node := filepath.Base(dir)
+		if ibdev, ok := s.read("class", "infiniband_verbs", node, "ibdev"); !ok || ibdev != name {
+			continue
+		}
+		ch := nldev.Chardev{Type: nldev.ChardevUverbs, Name: node}
+		if v, ok := s.read("class", "infiniband_verbs", node, "abi_version"); ok {
+			ch.ABI, _ = strconv.ParseUint(v, 10, 64)
+		}
+		if v, ok := s.read("class", "infiniband_verbs", node, "dev"); ok {
+			maj, min, _ := strings.Cut(v, ":")
+			a, err1 := strconv.ParseUint(maj, 10, 32)
+			b, err2 := strconv.ParseUint(min, 10, 32)
+			if err1 == nil && err2 == nil {
+				ch.Dev = unix.Mkdev(uint32(a), uint32(b))
+			}
+		}
+		return ch, true
+	}
+	return nldev.Chardev{}, false
+}
