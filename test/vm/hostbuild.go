@@ -173,3 +173,24 @@ func buildTestBinaries(ctx context.Context, m module, pkgs []testPackage, dir st
 	}
 	return bins, nil
 }
+
+// racePackages are the packages whose concurrency tests run under the race
+// detector on the host (the race detector needs cgo, so this is the one
+// place a C compiler is used; the project itself stays cgo-free).
+var racePackages = []string{"./ah/..."}
+
+// raceTests runs go test -race on racePackages.
+func raceTests(ctx context.Context, dir string, stdout, stderr io.Writer) error {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		return fmt.Errorf("go test -race needs a C compiler: apt-get install -y gcc")
+	}
+	fmt.Fprintf(stderr, "vm: CGO_ENABLED=1 go test -race %s\n", strings.Join(racePackages, " "))
+	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-race"}, racePackages...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("race tests failed: %v", err)
+	}
+	return nil
+}

@@ -145,6 +145,9 @@ func (s *session) test(ctx context.Context) error {
 		if err := goRun(ctx, s.module.Root, s.stdout, s.stdout, "test", "./..."); err != nil {
 			return fmt.Errorf("unit tests on the host failed: %v", err)
 		}
+		if err := raceTests(ctx, s.module.Root, s.stdout, s.stderr); err != nil {
+			return err
+		}
 		fmt.Fprintf(s.stderr, "vm: host unit tests passed in %s\n", seconds(time.Since(start)))
 	}
 	start := time.Now()

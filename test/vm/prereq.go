@@ -24,6 +24,8 @@ var debPackages = []string{
 	"busybox-static",         // /bin/busybox, the initramfs userland
 	"kmod",                   // modprobe --show-depends
 	"xz-utils",               // 6.12's modules are shipped as .ko.xz
+	"gcc",                    // only for go test -race on the host
+	"util-linux",             // setpriv, to run commands without CAP_NET_ADMIN
 	"iproute2",               // ip and rdma, used to set the guest up
 	"rdma-core",              // the rest is for differential checks in the guest
 	"ibverbs-utils",
