@@ -50,10 +50,12 @@ echo "vm: init: $(uname -r)"
 
 devices=
 run=
+src=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	rdmastack.devices=*) devices=${arg#*=} ;;
 	rdmastack.run=*) run=${arg#*=} ;;
+	rdmastack.src=*) src=${arg#*=} ;;
 	esac
 done
 [ -n "$devices" ] && [ -n "$run" ] || fail "no rdmastack.devices= or rdmastack.run= on the kernel command line"
@@ -75,6 +77,13 @@ mount -t tmpfs -o mode=1777 tmpfs /mnt/tmp || fail "mount /mnt/tmp"
 mount -t tmpfs -o mode=0755 tmpfs /mnt/run || fail "mount /mnt/run"
 mkdir -p /mnt` + guestWork + ` /mnt/run/vm
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=$msize work /mnt` + guestWork + ` || fail "mount 9p work"
+# A module checked out under a directory the guest covers with tmpfs
+# comes in over its own share, at the same path.
+case "$src" in
+/tmp/*|/run/*)
+	mkdir -p "/mnt$src" && mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=$msize src "/mnt$src" || fail "mount 9p src at $src"
+	;;
+esac
 payload=` + guestWork + `/run/$run/payload.sh
 [ -f "/mnt$payload" ] || fail "no payload $payload in the work directory"
 

@@ -228,7 +228,7 @@ func (s *session) matrix(ctx context.Context,
 				return nil, err
 			}
 			vm := &vmRun{
-				Kernel: k, Devices: n, Image: image, Initrd: initrd, Work: s.work, ID: id,
+				Kernel: k, Devices: n, Image: image, Initrd: initrd, Work: s.work, ID: id, Src: s.module.Root,
 				Mem: s.opts.mem, SMP: s.opts.smp, Timeout: s.opts.timeout,
 				Verbose: s.opts.verbose, Out: s.stdout,
 			}

@@ -24,6 +24,10 @@ type vmRun struct {
 	Image   string // the kernel for -kernel: a vmlinux or the bzImage
 	Initrd  string
 	Work    string // host work directory, the guest's /tmp/vm
+	// Src is the module's root. The guest sees the host's root, but mounts
+	// tmpfs over /tmp and /run: a checkout under them is shared on its own
+	// and mounted at the same path.
+	Src     string
 	ID      string // the payload is Work/run/ID/payload.sh
 	Mem     int
 	SMP     int
@@ -69,7 +73,17 @@ func (r *vmRun) qemuArgs() []string {
 		"-append", r.cmdline(),
 		"-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
 		"-virtfs", "local,path=" + r.Work + ",mount_tag=work,security_model=none",
+		"-virtfs", "local,path=" + r.srcShare() + ",mount_tag=src,security_model=none,readonly=on,multidevs=remap",
 	}
+}
+
+// srcShare is the directory shared as "src": the module root, or / when
+// there is none (the share is then unused).
+func (r *vmRun) srcShare() string {
+	if r.Src == "" {
+		return "/"
+	}
+	return r.Src
 }
 
 // cmdline is the guest kernel's command line. A panic ends the VM (QEMU
@@ -80,7 +94,11 @@ func (r *vmRun) cmdline() string {
 	if !r.Verbose {
 		c += " quiet"
 	}
-	return c + fmt.Sprintf(" rdmastack.devices=%d rdmastack.run=%s", r.Devices, r.ID)
+	c += fmt.Sprintf(" rdmastack.devices=%d rdmastack.run=%s", r.Devices, r.ID)
+	if r.Src != "" {
+		c += " rdmastack.src=" + r.Src
+	}
+	return c
 }
 
 // boot runs QEMU until the guest powers off, streaming the payload's output
@@ -90,6 +108,9 @@ func (r *vmRun) cmdline() string {
 func (r *vmRun) boot(ctx context.Context, qemu string) (vmResult, error) {
 	if strings.ContainsAny(r.Work, ",") {
 		return vmResult{}, fmt.Errorf("work directory %q: QEMU's -virtfs does not allow commas", r.Work)
+	}
+	if strings.ContainsAny(r.Src, ", \t\n\"'\\") {
+		return vmResult{}, fmt.Errorf("module directory %q: QEMU's -virtfs and the kernel command line need a path without commas, spaces or quotes", r.Src)
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
