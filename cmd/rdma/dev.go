@@ -100,15 +100,11 @@ func devSet(stdout io.Writer, o options, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("Please provide device name.")
 	}
-	s, err := openSession(stdout, o)
+	s, d, err := openSessionFor(stdout, o, args[0])
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	d, ok := s.lookup(args[0])
-	if !ok {
-		return fmt.Errorf("Wrong device name - %s", args[0])
-	}
 	args = args[1:]
 	if len(args) == 0 {
 		_, err := io.WriteString(stdout, devUsage)
@@ -164,15 +160,11 @@ func devAdd(stdout io.Writer, o options, args []string) error {
 	if len(args) < 5 {
 		return fmt.Errorf("Please provide device name.")
 	}
-	s, err := openSession(stdout, o)
+	s, parent, err := openSessionFor(stdout, o, args[4])
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	parent, ok := s.lookup(args[4])
-	if !ok {
-		return fmt.Errorf("Wrong device name - %s", args[4])
-	}
 	return s.c.AddSubDevice(parent.Index, name, nldev.DeviceTypeSMI)
 }
 
@@ -181,15 +173,11 @@ func devDelete(o options, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("Please provide device name.")
 	}
-	s, err := openSession(io.Discard, o)
+	s, d, err := openSessionFor(io.Discard, o, args[0])
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	d, ok := s.lookup(args[0])
-	if !ok {
-		return fmt.Errorf("Wrong device name - %s", args[0])
-	}
 	if len(args) > 1 {
 		return fmt.Errorf("Unknown parameter %s", args[1])
 	}

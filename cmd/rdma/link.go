@@ -137,15 +137,11 @@ func linkDelete(o options, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("Please provide device name.")
 	}
-	s, err := openSession(io.Discard, o)
+	s, d, err := openSessionFor(io.Discard, o, args[0])
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	d, ok := s.lookup(args[0])
-	if !ok {
-		return fmt.Errorf("Wrong device name - %s", args[0])
-	}
 	if len(args) > 1 {
 		return fmt.Errorf("Unknown parameter %s", args[1])
 	}

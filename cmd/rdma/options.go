@@ -29,6 +29,18 @@ var longOptions = map[string]byte{
 func parseOptions(args []string) (options, []string, error) {
 	var o options
 	var rest []string
+	// batchArg sets -b's file: the rest of the word, or the next argument.
+	batchArg := func(i *int, val string) error {
+		if val == "" {
+			if *i+1 >= len(args) {
+				return fmt.Errorf("-b option requires an argument")
+			}
+			*i++
+			val = args[*i]
+		}
+		o.batch = val
+		return nil
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -52,14 +64,12 @@ func parseOptions(args []string) (options, []string, error) {
 				c = match[0]
 			}
 			if c == 'b' {
-				if !hasVal {
-					if i+1 >= len(args) {
-						return o, nil, fmt.Errorf("-b option requires an argument")
-					}
-					i++
-					val = args[i]
+				if hasVal && val == "" {
+					return o, nil, fmt.Errorf("-b option requires an argument")
 				}
-				o.batch = val
+				if err := batchArg(&i, val); err != nil {
+					return o, nil, err
+				}
 				continue
 			}
 			o.set(c)
@@ -67,15 +77,9 @@ func parseOptions(args []string) (options, []string, error) {
 			for j := 1; j < len(a); j++ {
 				c := a[j]
 				if c == 'b' {
-					val := a[j+1:]
-					if val == "" {
-						if i+1 >= len(args) {
-							return o, nil, fmt.Errorf("-b option requires an argument")
-						}
-						i++
-						val = args[i]
+					if err := batchArg(&i, a[j+1:]); err != nil {
+						return o, nil, err
 					}
-					o.batch = val
 					break
 				}
 				if !strings.ContainsRune("Vhdropjf", rune(c)) {

@@ -17,7 +17,7 @@ type printer struct {
 	pretty  bool
 	sl      string // "\n", or "\\" in oneline mode (iproute2's _SL_)
 	text    bytes.Buffer
-	objects []json.RawMessage
+	objects [][]byte
 	fields  []field // the open record's fields (JSON mode)
 }
 
@@ -121,21 +121,18 @@ func (p *printer) end() error {
 	return nil
 }
 
-// writeObjects writes the finished JSON objects without the enclosing
-// array, comma-separated, for output that streams (monitor).
-func (p *printer) writeObjects() error {
-	for i, o := range p.objects {
-		if i > 0 {
-			if _, err := io.WriteString(p.w, ","); err != nil {
-				return err
-			}
-		}
-		if _, err := p.w.Write(o); err != nil {
-			return err
-		}
-	}
+// joined takes the finished JSON objects, comma-separated.
+func (p *printer) joined() []byte {
+	out := bytes.Join(p.objects, []byte{','})
 	p.objects = p.objects[:0]
-	return nil
+	return out
+}
+
+// writeObjects writes the finished JSON objects without the enclosing
+// array, for output that streams (monitor).
+func (p *printer) writeObjects() error {
+	_, err := p.w.Write(p.joined())
+	return err
 }
 
 // flush writes the JSON array of every record; text was written as it went.
@@ -143,16 +140,7 @@ func (p *printer) flush() error {
 	if !p.json {
 		return nil
 	}
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, o := range p.objects {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(o)
-	}
-	b.WriteByte(']')
-	out := b.Bytes()
+	out := append(append([]byte{'['}, p.joined()...), ']')
 	if p.pretty {
 		var ind bytes.Buffer
 		if err := json.Indent(&ind, out, "", "    "); err != nil {
@@ -160,7 +148,6 @@ func (p *printer) flush() error {
 		}
 		out = ind.Bytes()
 	}
-	p.objects = p.objects[:0]
 	_, err := p.w.Write(append(out, '\n'))
 	return err
 }

@@ -43,6 +43,21 @@ func (s *session) lookup(name string) (nldev.Device, bool) {
 	return nldev.Device{}, false
 }
 
+// openSessionFor opens a session and looks up the device a command names,
+// failing as iproute2 does when there is none.
+func openSessionFor(w io.Writer, o options, name string) (*session, nldev.Device, error) {
+	s, err := openSession(w, o)
+	if err != nil {
+		return nil, nldev.Device{}, err
+	}
+	d, ok := s.lookup(name)
+	if !ok {
+		s.Close()
+		return nil, nldev.Device{}, fmt.Errorf("Wrong device name - %s", name)
+	}
+	return s, d, nil
+}
+
 // portSel is what a DEV[/PORT] argument selects.
 type portSel struct {
 	dev  nldev.Device
