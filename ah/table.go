@@ -326,3 +326,5 @@ func (t *Table) Close() error {
 	}
 	return nil
 }
+
+var errInvalid = unix.EINVAL
