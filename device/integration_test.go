@@ -162,3 +162,31 @@ func itoa(n int) string {
 	}
 	return string(rune('0' + n))
 }
+
+// TestIntegrationOpen opens every listed device and checks the context
+// describes the same device.
+func TestIntegrationOpen(t *testing.T) {
+	testenv.RequireRDMA(t)
+	snap, err := List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range snap.Devices {
+		ctx, err := d.Open()
+		if err != nil {
+			t.Fatalf("%s: Open: %v", d.Name, err)
+		}
+		attr, err := ctx.QueryDevice()
+		if err != nil || attr.NodeGUID != d.NodeGUID || int(attr.PhysPortCount) != len(d.Ports) {
+			t.Errorf("%s: query device %+v, %v", d.Name, attr, err)
+		}
+		if err := ctx.Close(); err != nil {
+			t.Errorf("%s: Close: %v", d.Name, err)
+		}
+	}
+	var none Device
+	none.Name = "nouverbs0"
+	if _, err := none.Open(); !errors.Is(err, unix.ENODEV) {
+		t.Errorf("Open of a device without uverbs = %v, want ENODEV", err)
+	}
+}

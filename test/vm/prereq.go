@@ -26,6 +26,7 @@ var debPackages = []string{
 	"xz-utils",               // 6.12's modules are shipped as .ko.xz
 	"gcc",                    // only for go test -race on the host
 	"util-linux",             // setpriv, to run commands without CAP_NET_ADMIN
+	"python3",                // ctypes, to time librdmacm itself in benchmarks
 	"iproute2",               // ip and rdma, used to set the guest up
 	"rdma-core",              // the rest is for differential checks in the guest
 	"ibverbs-utils",

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rdmastack/rdmastack/internal/testenv"
+)
+
+// TestIntegrationDevices compares our ibv_devices with rdma-core's.
+func TestIntegrationDevices(t *testing.T) {
+	testenv.RequireRDMA(t)
+	want := string(testenv.Run(t, testenv.Oracle(t, "ibv_devices")))
+	var out bytes.Buffer
+	if err := run(&out, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, out.String()); d != "" {
+		t.Errorf("ibv_devices differs from rdma-core's (-rdma-core +ours):\n%s", d)
+	}
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rdmastack/rdmastack/internal/testenv"
+)
+
+func oracle(t *testing.T, args ...string) (string, bool) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := exec.Command(testenv.Oracle(t, "ibv_devinfo"), args...)
+	cmd.Stdout = &out
+	err := cmd.Run()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("ibv_devinfo %q: %v", args, err)
+		}
+	}
+	return out.String(), err == nil
+}
+
+func ours(t *testing.T, args ...string) (string, bool) {
+	t.Helper()
+	var out bytes.Buffer
+	err := run(&out, args)
+	return out.String(), err == nil
+}
+
+// TestIntegrationDevinfo compares our output with rdma-core's, line by
+// line, for every device and port, verbose included (GIDs, capabilities,
+// limits, port attributes).
+func TestIntegrationDevinfo(t *testing.T) {
+	testenv.RequireRDMA(t)
+	list, _ := oracle(t, "-l")
+	var first string
+	for _, l := range strings.Split(list, "\n") {
+		if strings.HasPrefix(l, "\t") {
+			first = strings.TrimSpace(l)
+			break
+		}
+	}
+	if first == "" {
+		t.Fatalf("ibv_devinfo -l lists no device: %q", list)
+	}
+	for _, args := range [][]string{
+		{}, {"-v"}, {"-l"}, {"--list"}, {"-d", first}, {"-d", first, "-v"}, {"-v", "-d", first, "-i", "1"},
+		{"--ib-dev=" + first, "--ib-port=1"}, {"-d", "nosuchdev"}, {"-d", first, "-i", "9"},
+	} {
+		want, wok := oracle(t, args...)
+		got, gok := ours(t, args...)
+		if wok != gok {
+			t.Errorf("ibv_devinfo %q: rdma-core ok=%v, ours ok=%v", args, wok, gok)
+		}
+		if d := cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")); d != "" {
+			t.Errorf("ibv_devinfo %q differs from rdma-core's (-rdma-core +ours):\n%s", args, d)
+		}
+	}
+}

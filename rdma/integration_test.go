@@ -1,0 +1,206 @@
+package rdma
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/nldev"
+)
+
+// TestIntegrationGetDevices: every device, opened and queried, agrees with
+// RDMA netlink.
+func TestIntegrationGetDevices(t *testing.T) {
+	testenv.RequireRDMA(t)
+	list, err := GetDevices()
+	if err != nil {
+		t.Fatalf("GetDevices: %v", err)
+	}
+	t.Cleanup(func() { FreeDevices(list) })
+	c, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	devs, err := c.Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != len(devs) {
+		t.Fatalf("GetDevices has %d devices, netlink %d", len(list), len(devs))
+	}
+	if n := os.Getenv("RDMASTACK_VM_DEVICES"); n != "" && strconv.Itoa(len(list)) != n {
+		t.Fatalf("GetDevices has %d devices, the VM made %s", len(list), n)
+	}
+	for i, d := range list {
+		attr, err := d.Attr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Name() != devs[i].Name || attr.NodeGUID != devs[i].NodeGUID || int(attr.PhysPortCount) != int(devs[i].Ports) {
+			t.Errorf("%s: attr GUID %s ports %d; netlink %s %s %d", d.Name(), attr.NodeGUID, attr.PhysPortCount, devs[i].Name, devs[i].NodeGUID, devs[i].Ports)
+		}
+		p, err := d.Port(1)
+		if err != nil || p.State.String() != "ACTIVE" {
+			t.Errorf("%s port 1: %+v, %v", d.Name(), p, err)
+		}
+		ctx, err := d.Context()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pd, err := ctx.AllocPD() // the shared context works
+		if err != nil {
+			t.Fatalf("%s: alloc pd on the shared context: %v", d.Name(), err)
+		}
+		pd.Close()
+	}
+	again, err := GetDevices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer FreeDevices(again)
+	if again[0] != list[0] {
+		t.Fatal("a second list did not share the cached devices")
+	}
+}
+
+// openFDs counts the process's open file descriptors.
+func openFDs(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// TestIntegrationCyclesDoNotLeak: 10,000 GetDevices/FreeDevices cycles
+// leave the open fds, the goroutines and the outstanding lists unchanged.
+func TestIntegrationCyclesDoNotLeak(t *testing.T) {
+	testenv.RequireRDMA(t)
+	warm, err := GetDevices() // the first call opens the cache's devices
+	if err != nil {
+		t.Fatal(err)
+	}
+	FreeDevices(warm)
+	fds, gor, out := openFDs(t), runtime.NumGoroutine(), Outstanding()
+	for i := 0; i < 10000; i++ {
+		l, err := GetDevices()
+		if err != nil {
+			t.Fatalf("cycle %d: %v", i, err)
+		}
+		FreeDevices(l)
+	}
+	if got := openFDs(t); got != fds {
+		t.Errorf("open fds %d -> %d", fds, got)
+	}
+	if got := runtime.NumGoroutine(); got > gor {
+		t.Errorf("goroutines %d -> %d", gor, got)
+	}
+	if got := Outstanding(); got != out {
+		t.Errorf("outstanding lists %d -> %d", out, got)
+	}
+}
+
+// TestIntegrationDeleteWhileHeld deletes an rxe device while a list holds
+// it: the device is marked dead, later lists leave it out, and its
+// context is closed with the last reference — which is what lets the
+// kernel finish deleting an rxe device (rxe cannot disassociate contexts,
+// so the deletion waits for them).
+func TestIntegrationDeleteWhileHeld(t *testing.T) {
+	testenv.RequireRDMA(t)
+	c, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	warm, err := GetDevices() // the cache's netlink socket and devices, before counting
+	if err != nil {
+		t.Fatal(err)
+	}
+	FreeDevices(warm)
+	fds := openFDs(t)
+	ip := testenv.Oracle(t, "ip")
+	testenv.Run(t, ip, "link", "add", "rdmstgone0", "type", "dummy")
+	t.Cleanup(func() { exec.Command(ip, "link", "del", "rdmstgone0").Run() })
+	testenv.Run(t, ip, "link", "set", "rdmstgone0", "up")
+	if err := c.AddLink("rxegone0", nldev.LinkRXE, "rdmstgone0"); err != nil {
+		t.Fatal(err)
+	}
+	nd, err := c.DeviceByName("rxegone0")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	held, err := GetDevices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone *Device
+	for _, d := range held {
+		if d.Name() == "rxegone0" {
+			gone = d
+		}
+	}
+	if gone == nil {
+		t.Fatal("the new device is not in the list")
+	}
+	deleted := make(chan error, 1)
+	go func() {
+		del, err := nldev.Dial()
+		if err != nil {
+			deleted <- err
+			return
+		}
+		defer del.Close()
+		deleted <- del.DeleteLink(nd.Index)
+	}()
+
+	// The kernel unlists the device at once, then waits for its contexts.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l, err := GetDevices()
+		if err != nil {
+			t.Fatal(err)
+		}
+		still := false
+		for _, d := range l {
+			still = still || d == gone
+		}
+		FreeDevices(l)
+		if !still {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the deleted device is still listed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !gone.Dead() {
+		t.Fatal("the deleted device is not marked dead")
+	}
+	if _, err := gone.Context(); !errors.Is(err, ErrDeviceRemoved) {
+		t.Fatalf("Context of a dead device = %v", err)
+	}
+	select {
+	case err := <-deleted:
+		t.Fatalf("DeleteLink returned (%v) while a context was open", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	FreeDevices(held) // the last reference: the context is closed
+	select {
+	case err := <-deleted:
+		if err != nil {
+			t.Fatalf("DeleteLink: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("DeleteLink still waits after the last reference was released")
+	}
+	if got := openFDs(t); got != fds {
+		t.Errorf("open fds %d -> %d after the dead device was released", fds, got)
+	}
+}

@@ -1,0 +1,102 @@
+package rdma
+
+import (
+	"fmt"
+
+	"github.com/rdmastack/rdmastack/nldev"
+	"github.com/rdmastack/rdmastack/uverbs"
+)
+
+// source enumerates devices and opens them; the kernel is one, tests give
+// a fake.
+type source interface {
+	// list returns the identities of the devices present now.
+	list() ([]ident, error)
+	// open opens and queries one device (the device and every port).
+	open(id ident) (*Device, error)
+}
+
+// ident is what tells devices apart across enumerations: a device that
+// went and came back under the same name gets a new index.
+type ident struct {
+	name  string
+	index uint32
+}
+
+// kernelSource asks RDMA netlink, over one socket kept for the process:
+// one GET dump per GetDevices, and GET_CHARDEV only for devices not seen
+// before.
+type kernelSource struct {
+	c *nldev.Client
+}
+
+func (k *kernelSource) client() (*nldev.Client, error) {
+	if k.c == nil {
+		c, err := nldev.Dial()
+		if err != nil {
+			return nil, err
+		}
+		k.c = c
+	}
+	return k.c, nil
+}
+
+func (k *kernelSource) list() ([]ident, error) {
+	c, err := k.client()
+	if err != nil {
+		return nil, err
+	}
+	devs, err := c.Devices()
+	if err != nil {
+		k.c.Close() // a fresh socket next time
+		k.c = nil
+		return nil, err
+	}
+	ids := make([]ident, len(devs))
+	for i, d := range devs {
+		ids[i] = ident{d.Name, d.Index}
+	}
+	return ids, nil
+}
+
+func (k *kernelSource) open(id ident) (*Device, error) {
+	c, err := k.client()
+	if err != nil {
+		return nil, err
+	}
+	nd, err := c.Device(id.index)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := c.UverbsChardev(id.index)
+	if err != nil {
+		return nil, err
+	}
+	dev := uverbs.Device{Name: nd.Name, Index: int64(nd.Index), NodeGUID: nd.NodeGUID, NodeType: nd.NodeType,
+		Uverbs: ch.Name, Dev: ch.Dev, ABI: uint32(ch.ABI), DriverID: ch.DriverID}
+	return openDevice(dev)
+}
+
+// openDevice opens a device and queries it and its ports, as librdmacm's
+// ucma_init_device does.
+func openDevice(dev uverbs.Device) (*Device, error) {
+	ctx, err := uverbs.Open(dev)
+	if err != nil {
+		return nil, err
+	}
+	attr, err := ctx.QueryDevice()
+	if err != nil {
+		ctx.Close()
+		return nil, err
+	}
+	d := &Device{name: dev.Name, index: dev.Index, node: dev.Uverbs, ctx: ctx, close: ctx.Close, attr: attr}
+	for p := 1; p <= int(attr.PhysPortCount); p++ {
+		pa, err := ctx.QueryPort(p)
+		if err != nil {
+			ctx.Close()
+			return nil, fmt.Errorf("rdma: open %s: %w", dev.Name, err)
+		}
+		d.ports = append(d.ports, pa)
+	}
+	return d, nil
+}

@@ -1,0 +1,93 @@
+package uverbs
+
+import (
+	"fmt"
+
+	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
+)
+
+// AHAttr is an address vector: where a UD send or a connected QP's path
+// goes (struct ib_uverbs_ah_attr; struct ib_uverbs_qp_dest for QPs).
+type AHAttr struct {
+	// GRH: DGID, FlowLabel, SGIDIndex, HopLimit and TrafficClass are used
+	// when IsGlobal is set. RoCE needs a GRH.
+	IsGlobal     bool
+	DGID         ib.GID
+	FlowLabel    uint32
+	SGIDIndex    uint8
+	HopLimit     uint8
+	TrafficClass uint8
+
+	DLID        uint16
+	SL          uint8
+	SrcPathBits uint8
+	StaticRate  uint8
+	Port        uint8
+}
+
+func (a *AHAttr) abi() abi.AhAttr {
+	return abi.AhAttr{
+		Grh:  abi.GlobalRoute{Dgid: a.DGID, FlowLabel: a.FlowLabel, SgidIndex: a.SGIDIndex, HopLimit: a.HopLimit, TrafficClass: a.TrafficClass},
+		Dlid: a.DLID, Sl: a.SL, SrcPathBits: a.SrcPathBits, StaticRate: a.StaticRate, IsGlobal: b2u(a.IsGlobal), PortNum: a.Port,
+	}
+}
+
+func (a *AHAttr) dest() abi.QpDest {
+	return abi.QpDest{Dgid: a.DGID, FlowLabel: a.FlowLabel, Dlid: a.DLID, SgidIndex: a.SGIDIndex, HopLimit: a.HopLimit,
+		TrafficClass: a.TrafficClass, Sl: a.SL, SrcPathBits: a.SrcPathBits, StaticRate: a.StaticRate,
+		IsGlobal: b2u(a.IsGlobal), PortNum: a.Port}
+}
+
+func ahFromDest(d abi.QpDest) AHAttr {
+	return AHAttr{IsGlobal: d.IsGlobal != 0, DGID: d.Dgid, FlowLabel: d.FlowLabel, SGIDIndex: d.SgidIndex,
+		HopLimit: d.HopLimit, TrafficClass: d.TrafficClass, DLID: d.Dlid, SL: d.Sl, SrcPathBits: d.SrcPathBits,
+		StaticRate: d.StaticRate, Port: d.PortNum}
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// AH is an address handle.
+type AH struct {
+	object
+	ahNum uint32
+}
+
+// CreateAH creates an address handle in pd. On RoCE the kernel resolves
+// the destination MAC from the DGID (a neighbour lookup through the SGID's
+// netdev), so an unreachable DGID fails here.
+func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
+	c := pd.ctx
+	const op = "create ah"
+	if attr.Port == 0 {
+		return nil, invalid(c.dev.Name, op, "ports are numbered from 1")
+	}
+	if err := pd.live(op); err != nil {
+		return nil, err
+	}
+	req := abi.CreateAh{PdHandle: pd.handle, Attr: attr.abi()}
+	var resp abi.CreateAhResp
+	drv := make([]byte, driverData(c.dev.DriverID).createAHOut)
+	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_AH,
+		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
+		return nil, err
+	}
+	ah := &AH{object: object{ctx: c, handle: resp.AhHandle}}
+	if c.dev.DriverID == ib.DriverRXE && len(drv) >= 4 {
+		ah.ahNum = abi.Decode[abi.RxeCreateAhResp](drv).AhNum
+	}
+	return ah, nil
+}
+
+// Close destroys the address handle. Safe to call more than once.
+func (ah *AH) Close() error {
+	return ah.destroy(func() error {
+		req := abi.DestroyAh{AhHandle: ah.handle}
+		return ah.ctx.write(fmt.Sprintf("destroy ah %d", ah.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_AH, Req: abi.Bytes(&req)})
+	})
+}

@@ -1,0 +1,335 @@
+package uverbs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
+)
+
+// Context is an open device: the verbs context (ucontext) the kernel keeps
+// for one open of the uverbs char device, with its async event fd. Every
+// object created through it dies with it: Close makes the kernel destroy
+// them all, and the Go values then report os.ErrClosed.
+type Context struct {
+	dev    Device
+	driver uint32
+
+	mu     sync.RWMutex // held for reading by every command, for writing by Close
+	k      kernel
+	closed bool
+
+	// ioctlOK: the kernel has the ioctl framework; invokeWrite: it runs
+	// write() commands through it (UVERBS_METHOD_INVOKE_WRITE).
+	ioctlOK, invokeWrite bool
+
+	numCompVectors uint32
+	coreSupport    uint64
+	events         *os.File
+
+	nextHandle uint64
+	objects    map[uint64]any // user_handle -> *QP, *CQ, *SRQ, for async events
+}
+
+// Interface says how a context talks to the kernel.
+type Interface int
+
+// Interfaces.
+const (
+	// InterfaceAuto uses RDMA_VERBS_IOCTL where the kernel has it, and
+	// write() otherwise, as libibverbs does.
+	InterfaceAuto Interface = iota
+	// InterfaceWrite uses only the write() commands.
+	InterfaceWrite
+)
+
+// Open opens dev and creates its verbs context.
+func Open(dev Device) (*Context, error) { return OpenWith(dev, InterfaceAuto) }
+
+// OpenName opens the device called name (see DeviceByName).
+func OpenName(name string) (*Context, error) {
+	dev, err := DeviceByName(name)
+	if err != nil {
+		return nil, err
+	}
+	return Open(dev)
+}
+
+// OpenWith opens dev using the given kernel interface.
+func OpenWith(dev Device, iface Interface) (*Context, error) {
+	if dev.Uverbs == "" {
+		return nil, invalid(dev.Name, "open", "no uverbs char device")
+	}
+	fd, err := unix.Open(dev.Path(), unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, wrap(dev.Name, "open "+dev.Path(), err)
+	}
+	c, err := newContext(dev, fdKernel{fd}, iface)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return c, nil
+}
+
+// newContext runs GET_CONTEXT on an open char device.
+func newContext(dev Device, k kernel, iface Interface) (*Context, error) {
+	c := &Context{dev: dev, driver: uint32(dev.DriverID), k: k, objects: map[uint64]any{}}
+	drv := driverData(dev.DriverID)
+	drvOut := make([]byte, drv.getContextOut)
+	if iface == InterfaceAuto {
+		err := c.getContextIoctl(drv.getContextIn, drvOut)
+		switch {
+		case err == nil:
+			c.ioctlOK = true
+		case errors.Is(err, unix.ENOTTY) || errors.Is(err, unix.EPROTONOSUPPORT):
+		default:
+			return nil, err
+		}
+	}
+	if c.ioctlOK {
+		if err := c.allocAsyncFD(); err != nil {
+			return nil, err
+		}
+		c.invokeWrite = c.probeInvokeWrite()
+	} else if err := c.getContextWrite(drv.getContextIn, drvOut); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Context) getContextIoctl(drvIn, drvOut []byte) error {
+	var ncv uint32
+	var core uint64
+	call := abi.NewIoctl(abi.UVERBS_OBJECT_DEVICE, abi.UVERBS_METHOD_GET_CONTEXT)
+	call.Out(abi.UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS, abi.Bytes(&ncv))
+	call.Out(abi.UVERBS_ATTR_GET_CONTEXT_CORE_SUPPORT, abi.Bytes(&core))
+	call.UHWIn(drvIn)
+	call.UHWOut(drvOut)
+	if err := c.k.ioctl(call, c.driver); err != nil {
+		return wrap(c.dev.Name, "get context", err)
+	}
+	c.numCompVectors, c.coreSupport = ncv, core
+	return nil
+}
+
+func (c *Context) getContextWrite(drvIn, drvOut []byte) error {
+	var resp abi.GetContextResp
+	req := abi.GetContext{}
+	err := c.k.write(&abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_GET_CONTEXT,
+		Req: abi.Bytes(&req), DriverIn: drvIn, Resp: abi.Bytes(&resp), DriverOut: drvOut})
+	if err != nil {
+		return wrap(c.dev.Name, "get context", err)
+	}
+	c.numCompVectors = resp.NumCompVectors
+	f, err := eventFile(int(int32(resp.AsyncFD)), c.dev.Name)
+	if err != nil {
+		return wrap(c.dev.Name, "get context", err)
+	}
+	c.events = f
+	return nil
+}
+
+// allocAsyncFD creates the async event fd (ioctl GET_CONTEXT does not).
+func (c *Context) allocAsyncFD() error {
+	call := abi.NewIoctl(abi.UVERBS_OBJECT_ASYNC_EVENT, abi.UVERBS_METHOD_ASYNC_EVENT_ALLOC)
+	i := call.NewFD(abi.UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE)
+	if err := c.k.ioctl(call, c.driver); err != nil {
+		return wrap(c.dev.Name, "allocate async event fd", err)
+	}
+	f, err := eventFile(int(int64(call.Data(i))), c.dev.Name)
+	if err != nil {
+		return wrap(c.dev.Name, "allocate async event fd", err)
+	}
+	c.events = f
+	return nil
+}
+
+// probeInvokeWrite asks for QUERY_DEVICE through INVOKE_WRITE without
+// buffers: a kernel that runs write() commands through ioctl answers
+// ENOSPC (the response buffer is too small), as rdma-core's probe expects.
+func (c *Context) probeInvokeWrite() bool {
+	call := abi.NewIoctl(abi.UVERBS_OBJECT_DEVICE, abi.UVERBS_METHOD_INVOKE_WRITE)
+	call.Const(abi.UVERBS_ATTR_WRITE_CMD, abi.IB_USER_VERBS_CMD_QUERY_DEVICE)
+	return errors.Is(c.k.ioctl(call, c.driver), unix.ENOSPC)
+}
+
+// eventFile wraps an event fd from the kernel in a non-blocking *os.File,
+// so that reads can have deadlines and Close interrupts them.
+func eventFile(fd int, dev string) (*os.File, error) {
+	if fd < 0 {
+		return nil, fmt.Errorf("kernel returned fd %d: %w", fd, unix.EBADF)
+	}
+	unix.CloseOnExec(fd)
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "uverbs-events:"+dev), nil
+}
+
+// Device is the device the context was opened on.
+func (c *Context) Device() Device { return c.dev }
+
+// NumCompVectors is the number of completion vectors the device offers.
+func (c *Context) NumCompVectors() int { return int(c.numCompVectors) }
+
+// UsesIoctl reports whether the context talks to the kernel through
+// RDMA_VERBS_IOCTL (true) or write() only (false).
+func (c *Context) UsesIoctl() bool { return c.ioctlOK }
+
+// CoreSupport is what GET_CONTEXT reports of the kernel's optional core
+// features (zero on the write() interface).
+func (c *Context) CoreSupport() CoreSupport { return CoreSupport(c.coreSupport) }
+
+// CoreSupport is the bit set of enum ib_uverbs_core_support.
+type CoreSupport uint64
+
+// Core support bits.
+const (
+	// CoreOptionalMRAccess: the kernel accepts, and ignores where
+	// unsupported, the optional MR access flags (relaxed ordering).
+	CoreOptionalMRAccess CoreSupport = abi.IB_UVERBS_CORE_SUPPORT_OPTIONAL_MR_ACCESS
+)
+
+// QueryContext asks the kernel again for the context's number of
+// completion vectors and core support (UVERBS_METHOD_QUERY_CONTEXT). Only
+// drivers with a query_ucontext operation (mlx5) have it; the others give
+// an error matching ErrNotSupported, as does the write() interface.
+func (c *Context) QueryContext() (numCompVectors int, core CoreSupport, err error) {
+	const op = "query context"
+	if !c.ioctlOK {
+		return 0, 0, wrap(c.dev.Name, op, fmt.Errorf("needs the ioctl interface: %w", ErrNotSupported))
+	}
+	var ncv uint32
+	var cs uint64
+	call := abi.NewIoctl(abi.UVERBS_OBJECT_DEVICE, abi.UVERBS_METHOD_QUERY_CONTEXT)
+	call.Out(abi.UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS, abi.Bytes(&ncv))
+	call.Out(abi.UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT, abi.Bytes(&cs))
+	if err := c.ioctl(op, call); err != nil {
+		return 0, 0, err
+	}
+	return int(ncv), CoreSupport(cs), nil
+}
+
+// Close destroys the context and, with it, every object created through
+// it. It is safe to call more than once.
+func (c *Context) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	var errs []error
+	if c.events != nil {
+		errs = append(errs, c.events.Close())
+	}
+	errs = append(errs, c.k.close())
+	c.objects = nil
+	return wrap(c.dev.Name, "close", errors.Join(errs...))
+}
+
+// ioctl sends one ioctl under the context's read lock.
+func (c *Context) ioctl(op string, call *abi.Ioctl) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return wrap(c.dev.Name, op, errClosed)
+	}
+	return wrap(c.dev.Name, op, c.k.ioctl(call, c.driver))
+}
+
+// write runs a write() command, through UVERBS_METHOD_INVOKE_WRITE when
+// the kernel has it (as libibverbs does), else through write().
+func (c *Context) write(op string, w *abi.WriteCmd) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return wrap(c.dev.Name, op, errClosed)
+	}
+	return wrap(c.dev.Name, op, c.writeLocked(w))
+}
+
+func (c *Context) writeLocked(w *abi.WriteCmd) error {
+	if !c.invokeWrite {
+		return c.k.write(w)
+	}
+	call := abi.NewIoctl(abi.UVERBS_OBJECT_DEVICE, abi.UVERBS_METHOD_INVOKE_WRITE)
+	if len(w.Req) > 0 {
+		call.In(abi.UVERBS_ATTR_CORE_IN, w.Req)
+	}
+	if len(w.Resp) > 0 {
+		call.Out(abi.UVERBS_ATTR_CORE_OUT, w.Resp)
+	}
+	call.Const(abi.UVERBS_ATTR_WRITE_CMD, uint64(w.Command))
+	call.UHWIn(w.DriverIn)
+	call.UHWOut(w.DriverOut)
+	return c.k.ioctl(call, c.driver)
+}
+
+// register remembers an object under a fresh user handle, for async
+// events.
+func (c *Context) register(obj any) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nextHandle++
+	if c.objects != nil {
+		c.objects[c.nextHandle] = obj
+	}
+	return c.nextHandle
+}
+
+func (c *Context) unregister(h uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.objects, h)
+}
+
+func (c *Context) lookup(h uint64) any {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.objects[h]
+}
+
+// isClosed reports whether the context is closed.
+func (c *Context) isClosed() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.closed
+}
+
+// driverUdata is what a driver needs with the commands it extends.
+type driverUdata struct {
+	getContextIn  []byte
+	getContextOut int
+	createCQOut   int
+	createQPOut   int
+	createSRQOut  int
+	createAHOut   int
+}
+
+func driverData(d ib.DriverID) driverUdata {
+	switch d {
+	case ib.DriverRXE:
+		return driverUdata{
+			createCQOut:  abi.Sizeof[abi.RxeCreateCqResp](),
+			createQPOut:  abi.Sizeof[abi.RxeCreateQpResp](),
+			createSRQOut: abi.Sizeof[abi.RxeCreateSrqResp](),
+			createAHOut:  abi.Sizeof[abi.RxeCreateAhResp](),
+		}
+	case ib.DriverSIW:
+		return driverUdata{
+			getContextOut: abi.Sizeof[abi.SiwUrespAllocCtx](),
+			createCQOut:   abi.Sizeof[abi.SiwUrespCreateCq](),
+			createQPOut:   abi.Sizeof[abi.SiwUrespCreateQp](),
+			createSRQOut:  abi.Sizeof[abi.SiwUrespCreateSrq](),
+		}
+	}
+	return driverUdata{}
+}

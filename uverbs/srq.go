@@ -1,0 +1,88 @@
+package uverbs
+
+import (
+	"fmt"
+	"github.com/rdmastack/rdmastack/ib"
+
+	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
+)
+
+// SRQ is a shared receive queue.
+type SRQ struct {
+	object
+	userHandle uint64
+	num        uint32
+	maxWR      uint32
+	maxSGE     uint32
+}
+
+// SRQAttr is what CreateSRQ needs.
+type SRQAttr struct {
+	MaxWR    uint32
+	MaxSGE   uint32
+	SRQLimit uint32
+}
+
+// CreateSRQ creates a shared receive queue in pd.
+func (pd *PD) CreateSRQ(attr SRQAttr) (*SRQ, error) {
+	c := pd.ctx
+	const op = "create srq"
+	if attr.MaxWR == 0 || attr.MaxSGE == 0 {
+		return nil, invalid(c.dev.Name, op, "max_wr and max_sge must be at least 1")
+	}
+	if err := pd.live(op); err != nil {
+		return nil, err
+	}
+	srq := &SRQ{object: object{ctx: c}}
+	srq.userHandle = c.register(srq)
+	req := abi.CreateSrq{UserHandle: srq.userHandle, PdHandle: pd.handle, MaxWr: attr.MaxWR, MaxSge: attr.MaxSGE, SrqLimit: attr.SRQLimit}
+	var resp abi.CreateSrqResp
+	drv := make([]byte, driverData(c.dev.DriverID).createSRQOut)
+	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_SRQ,
+		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
+		c.unregister(srq.userHandle)
+		return nil, err
+	}
+	srq.handle, srq.num, srq.maxWR, srq.maxSGE = resp.SrqHandle, resp.Srqn, resp.MaxWr, resp.MaxSge
+	if c.dev.DriverID == ib.DriverRXE && srq.num == 0 && len(drv) >= 20 {
+		srq.num = abi.Decode[abi.RxeCreateSrqResp](drv).SrqNum
+	}
+	return srq, nil
+}
+
+// Num is the SRQ number (srqn; rxe reports it in its driver response).
+func (s *SRQ) Num() uint32 { return s.num }
+
+// MaxWR and MaxSGE are the sizes the kernel granted.
+func (s *SRQ) MaxWR() uint32 { return s.maxWR }
+
+// MaxSGE is the scatter/gather limit the kernel granted.
+func (s *SRQ) MaxSGE() uint32 { return s.maxSGE }
+
+// Query returns the SRQ's current attributes.
+func (s *SRQ) Query() (SRQAttr, error) {
+	op := fmt.Sprintf("query srq %d", s.handle)
+	if err := s.live(op); err != nil {
+		return SRQAttr{}, err
+	}
+	req := abi.QuerySrq{SrqHandle: s.handle}
+	var resp abi.QuerySrqResp
+	if err := s.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_SRQ, Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)}); err != nil {
+		return SRQAttr{}, err
+	}
+	return SRQAttr{MaxWR: resp.MaxWr, MaxSGE: resp.MaxSge, SRQLimit: resp.SrqLimit}, nil
+}
+
+// Close destroys the SRQ. Safe to call more than once.
+func (s *SRQ) Close() error {
+	return s.destroy(func() error {
+		req := abi.DestroySrq{SrqHandle: s.handle}
+		var resp abi.DestroySrqResp
+		err := s.ctx.write(fmt.Sprintf("destroy srq %d", s.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_SRQ,
+			Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)})
+		if err == nil {
+			s.ctx.unregister(s.userHandle)
+		}
+		return err
+	})
+}
