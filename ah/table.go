@@ -328,3 +328,17 @@ func (t *Table) Close() error {
 }
 
 var errInvalid = unix.EINVAL
+
+// SlotState tells what occupies port/index: a valid entry, a deleted one
+// still referenced (RoCE slots stay occupied until the last Put), or
+// nothing (ok false).
+func (t *Table) SlotState(port, index uint32) (state EntryState, refs int, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pt, err := t.slot("slot state", port, index)
+	if err != nil || pt.slots[index] == nil {
+		return 0, 0, false
+	}
+	e := pt.slots[index]
+	return e.State(), e.Refs(), true
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/rdmastack/rdmastack/nldev"
@@ -28,10 +27,6 @@ const resUsage = `Usage: rdma resource
           resource show srq dev [DEV] [FILTER-NAME FILTER-VALUE]
 `
 
-// stderr is where iproute2 reports the mistakes it does not fail on
-// (an unknown sub-command exits 0 after saying so).
-var stderr io.Writer = os.Stderr
-
 func init() { objects["resource"] = cmdResource }
 
 // cmdResource is "rdma resource ...".
@@ -50,8 +45,7 @@ func cmdResource(stdout io.Writer, o options, args []string) error {
 		_, err := io.WriteString(stdout, resUsage)
 		return err
 	}
-	fmt.Fprintf(stderr, "Unknown resource command '%s'.\n", args[0])
-	return nil
+	return fmt.Errorf("Unknown resource command '%s'.", args[0])
 }
 
 // resObject is one "rdma resource show OBJECT" (iproute2's RES_FUNC).
@@ -112,8 +106,7 @@ func resShow(stdout io.Writer, o options, args []string) error {
 			return rs.object(&resObjects[i], args[1:])
 		}
 	}
-	fmt.Fprintf(stderr, "Unknown parameter '%s'.\n", args[0])
-	return nil
+	return fmt.Errorf("Unknown parameter '%s'.", args[0])
 }
 
 func (rs *resSession) opts() []nldev.ResourceOption {
