@@ -21,3 +21,23 @@ func BenchmarkDevices(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeDevices decodes 64 captured GET replies: the Go side of
+// a 64-device dump, without the kernel.
+func BenchmarkDecodeDevices(b *testing.B) {
+	var msgs [][]byte
+	for _, m := range fixtures(b, "dev-dump")["6.12.117+deb12-amd64"] {
+		msgs = append(msgs, m.Data)
+	}
+	for len(msgs) < 64 {
+		msgs = append(msgs, msgs...)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, m := range msgs[:64] {
+			if _, err := decodeDevice(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
