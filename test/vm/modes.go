@@ -113,7 +113,7 @@ func (s *session) run(ctx context.Context) error {
 	if _, err := buildCommands(ctx, s.module, filepath.Join(s.work, "bin"), s.stderr); err != nil {
 		return err
 	}
-	reports, err := s.matrix(ctx, func(k kernel, n int, outDir string) string {
+	reports, err := s.matrix(ctx, s.opts.devices, func(k kernel, n int, outDir string) string {
 		return runPayload(k, n, outDir, s.module.Root, s.opts.args)
 	}, nil)
 	if err != nil {
@@ -167,11 +167,21 @@ func (s *session) test(ctx context.Context) error {
 	}
 	fmt.Fprintf(s.stderr, "vm: built %d test binaries in %s\n", len(bins), seconds(time.Since(start)))
 
-	reports, err := s.matrix(ctx, func(k kernel, n int, outDir string) string {
+	reports, err := s.matrix(ctx, s.opts.devices, func(k kernel, n int, outDir string) string {
 		return testPayload(k, n, outDir, bins, s.opts.args)
 	}, func(r *runReport) func(string) { return r.Tally.line })
 	if err != nil {
 		return err
+	}
+	if n, regex, ok, _ := parseScale(s.opts.scale); ok {
+		args := append(append([]string(nil), s.opts.args...), "-test.run", regex)
+		more, err := s.matrix(ctx, []int{n}, func(k kernel, n int, outDir string) string {
+			return testPayload(k, n, outDir, bins, args)
+		}, func(r *runReport) func(string) { return r.Tally.line })
+		if err != nil {
+			return err
+		}
+		reports = append(reports, more...)
 	}
 	printRunSummary(s.stdout, reports, true)
 	passed, failed := 0, 0
@@ -196,7 +206,7 @@ func (s *session) test(ctx context.Context) error {
 // payload that payload returns; watch, if set, gives the line parser of a
 // run. A failing run does not stop the others; only errors that concern
 // all runs (building an initramfs, an interrupt) are returned.
-func (s *session) matrix(ctx context.Context,
+func (s *session) matrix(ctx context.Context, counts []int,
 	payload func(k kernel, devices int, guestOutDir string) string,
 	watch func(*runReport) func(string)) ([]runReport, error) {
 	var reports []runReport
@@ -214,7 +224,7 @@ func (s *session) matrix(ctx context.Context,
 			fmt.Fprintf(s.stderr, "vm: kernel %s: booting the bzImage: %s\n", k.Release, why)
 		}
 		fmt.Fprintf(s.stderr, "vm: kernel and initramfs for %s ready in %s\n", k.Release, seconds(time.Since(start)))
-		for _, n := range s.opts.devices {
+		for _, n := range counts {
 			id := fmt.Sprintf("%s-%d", k.Release, n)
 			hostOut := filepath.Join(s.work, "out", id)
 			runDir := filepath.Join(s.work, "run", id)

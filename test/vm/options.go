@@ -27,6 +27,7 @@ type options struct {
 	keep    bool          // keep the temporary work directory
 	verbose bool          // echo the guest's boot console too
 	unit    bool          // test mode: run go test ./... on the host first
+	scale   string        // test mode: "N:REGEX", one more run per kernel with N devices and only the matching tests
 	args    []string      // after "--": the command (run) or test binary flags (test)
 }
 
@@ -58,6 +59,7 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary work directory")
 	fs.BoolVar(&o.verbose, "v", false, "also echo the guest's kernel console and boot lines")
 	fs.BoolVar(&o.unit, "unit", true, "test mode: run go test ./... on the host before the VM runs")
+	fs.StringVar(&o.scale, "scale", defaultScale, "test mode: N:REGEX runs the tests matching REGEX once more per kernel with N devices (empty: no such run)")
 
 	printUsage := func() {
 		fmt.Fprint(usage, usageText)
@@ -120,10 +122,33 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	if o.smp < 1 || o.smp > 8 {
 		return nil, fmt.Errorf("-smp must be between 1 and 8, got %d", o.smp)
 	}
+	if _, _, _, err := parseScale(o.scale); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(o.kernels) == "" {
 		return nil, errors.New("-kernels is empty: give a comma list of releases, or all")
 	}
 	return o, nil
+}
+
+// defaultScale is test mode's large-scale run: the enumeration tests with
+// 64 devices (the whole suite at that scale would double CI's time).
+const defaultScale = "64:^TestIntegration(ListMatchesIproute2AndSysfs|GetDevices|DevicesMatchIproute2|DevShowJSON|Open)$"
+
+// parseScale splits -scale's "N:REGEX"; ok is false for "".
+func parseScale(v string) (n int, regex string, ok bool, err error) {
+	if v == "" {
+		return 0, "", false, nil
+	}
+	count, regex, found := strings.Cut(v, ":")
+	if !found || regex == "" {
+		return 0, "", false, fmt.Errorf("-scale %q: want N:REGEX", v)
+	}
+	counts, err := parseDeviceCounts(count)
+	if err != nil || len(counts) != 1 {
+		return 0, "", false, fmt.Errorf("-scale %q: %v", v, err)
+	}
+	return counts[0], regex, true, nil
 }
 
 // deviceCounts is the flag.Value of -devices.
