@@ -13,48 +13,40 @@ import (
 )
 
 // fakeSource answers as a kernel with an InfiniBand mlx5 device (index 0,
-// whose uverbs GET_CHARDEV works) and an rxe device (index 3, on a kernel
-// path where GET_CHARDEV is refused, so sysfs must tell).
+// whose uverbs char device netlink names) and an rxe device (index 3,
+// whose char device only sysfs names).
 type fakeSource struct {
 	devs     []nldev.Device
 	ports    map[uint32][]nldev.Port
 	uverbs   map[uint32]nldev.Chardev
 	umad     map[uint32]nldev.Chardev
 	noRdmaCM bool
-	portsErr error
-	removed  map[uint32]bool // devices whose ports vanish: os.ErrNotExist
+	err      error
 }
 
-func (f *fakeSource) Devices() ([]nldev.Device, error) { return f.devs, nil }
-func (f *fakeSource) Ports(dev uint32) ([]nldev.Port, error) {
-	if f.portsErr != nil {
-		return nil, f.portsErr
+func (f *fakeSource) Inventory() (*nldev.Inventory, error) {
+	if f.err != nil {
+		return nil, f.err
 	}
-	if f.removed[dev] {
-		return nil, &nldev.Error{Op: "dump ports", Err: os.ErrNotExist}
+	inv := &nldev.Inventory{}
+	for _, d := range f.devs {
+		di := nldev.DeviceInventory{Device: d, Ports: f.ports[d.Index]}
+		if ch, ok := f.uverbs[d.Index]; ok {
+			di.Uverbs = &ch
+		}
+		for range di.Ports {
+			var umad *nldev.Chardev
+			if ch, ok := f.umad[d.Index]; ok {
+				umad = &ch
+			}
+			di.Umad, di.Issm = append(di.Umad, umad), append(di.Issm, nil)
+		}
+		inv.Devices = append(inv.Devices, di)
 	}
-	return f.ports[dev], nil
-}
-func (f *fakeSource) UverbsChardev(dev uint32) (nldev.Chardev, error) {
-	if ch, ok := f.uverbs[dev]; ok {
-		return ch, nil
+	if !f.noRdmaCM {
+		inv.RdmaCM = &nldev.Chardev{Type: nldev.ChardevRdmaCM, Name: "rdma_cm", Dev: unix.Mkdev(10, 58), ABI: 4}
 	}
-	return nldev.Chardev{}, &nldev.Error{Op: "get uverbs char device", Err: unix.EOPNOTSUPP}
-}
-func (f *fakeSource) UmadChardev(dev, port uint32) (nldev.Chardev, error) {
-	if ch, ok := f.umad[dev]; ok {
-		return ch, nil
-	}
-	return nldev.Chardev{}, &nldev.Error{Op: "get umad char device", Err: unix.EOPNOTSUPP}
-}
-func (f *fakeSource) IssmChardev(dev, port uint32) (nldev.Chardev, error) {
-	return nldev.Chardev{}, &nldev.Error{Op: "get issm char device", Err: unix.EOPNOTSUPP}
-}
-func (f *fakeSource) RdmaCMChardev() (nldev.Chardev, error) {
-	if f.noRdmaCM {
-		return nldev.Chardev{}, &nldev.Error{Op: "get rdma_cm char device", Err: unix.EOPNOTSUPP}
-	}
-	return nldev.Chardev{Type: nldev.ChardevRdmaCM, Name: "rdma_cm", Dev: unix.Mkdev(10, 58), ABI: 4}, nil
+	return inv, nil
 }
 
 func newFake() *fakeSource {
@@ -128,19 +120,18 @@ func TestListEdges(t *testing.T) {
 
 	f := newFake()
 	f.noRdmaCM = true
-	f.removed = map[uint32]bool{3: true} // rxe0 vanishes between the dump and its port query
 	snap, err := list(f, fs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snap.Devices) != 1 || snap.Devices[0].Name != "mlx5_0" || snap.RdmaCM != nil {
-		t.Fatalf("snapshot %+v: want only mlx5_0 and no rdma_cm", snap)
+	if len(snap.Devices) != 2 || snap.RdmaCM != nil {
+		t.Fatalf("snapshot %+v: want both devices and no rdma_cm", snap)
 	}
 
 	f = newFake()
-	f.portsErr = &nldev.Error{Op: "dump ports", Err: unix.EPERM}
+	f.err = &nldev.Error{Op: "dump ports", Err: unix.EPERM}
 	if _, err := list(f, fs); !errors.Is(err, os.ErrPermission) {
-		t.Fatalf("a port query failing with EPERM: %v", err)
+		t.Fatalf("an inventory failing with EPERM: %v", err)
 	}
 
 	// Without sysfs the link layer comes from the protocol.

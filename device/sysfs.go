@@ -26,31 +26,38 @@ func (s sysfs) read(parts ...string) (string, bool) {
 	return strings.TrimSpace(string(b)), true
 }
 
-// parent follows class/infiniband/<name>/device to the bus device and its
-// subsystem link to the bus name. Software devices have no device link.
+// parent reads class/infiniband/<name>/device, the link to the bus
+// device, and that device's subsystem link, the bus: the last element of
+// each link is the name (one readlink each; software devices have no
+// device link).
 func (s sysfs) parent(name string) Parent {
 	dev := filepath.Join(s.devicePath(name), "device")
-	target, err := filepath.EvalSymlinks(dev)
+	target, err := os.Readlink(dev)
 	if err != nil {
 		return Parent{}
 	}
-	bus, err := filepath.EvalSymlinks(filepath.Join(dev, "subsystem"))
+	bus, err := os.Readlink(filepath.Join(dev, "subsystem"))
 	if err != nil {
 		return Parent{Name: filepath.Base(target)}
 	}
 	return Parent{Bus: filepath.Base(bus), Name: filepath.Base(target)}
 }
 
-// linkLayer reads ports/N/link_layer, or derives it from the protocol.
-func (s sysfs) linkLayer(name string, port uint32, proto nldev.Protocol) LinkLayer {
+// linkLayer derives a port's link layer from what netlink said: the kernel
+// sends LID and the rest only for ports with the InfiniBand protocol (IB
+// and OPA, link layer InfiniBand), so a port without them on a device of a
+// known protocol is Ethernet (RoCE, iWARP, usNIC; a mixed mlx4 device
+// included). Only kernels that name no protocol (before 5.2) cost a sysfs
+// read.
+func (s sysfs) linkLayer(name string, port uint32, ibPort bool, proto nldev.Protocol) LinkLayer {
+	switch {
+	case ibPort:
+		return LinkLayerInfiniBand
+	case proto != "":
+		return LinkLayerEthernet
+	}
 	v, ok := s.read("class", "infiniband", name, "ports", strconv.FormatUint(uint64(port), 10), "link_layer")
 	if !ok {
-		switch proto {
-		case nldev.ProtocolRoCE, nldev.ProtocolIWARP, nldev.ProtocolUSNIC:
-			return LinkLayerEthernet
-		case nldev.ProtocolIB, nldev.ProtocolOPA:
-			return LinkLayerInfiniBand
-		}
 		return LinkLayerUnspecified
 	}
 	switch v {

@@ -41,3 +41,20 @@ func BenchmarkDecodeDevices(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInventory is every device with its ports and char devices, in
+// batches.
+func BenchmarkInventory(b *testing.B) {
+	testenv.RequireRDMA(b)
+	c, err := Dial()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Inventory(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

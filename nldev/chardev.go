@@ -66,6 +66,21 @@ func (c *Client) RdmaCMChardev() (Chardev, error) {
 // chardev sends GET_CHARDEV with exactly the attributes the client needs:
 // before 6.12 the kernel parses this command strictly.
 func (c *Client) chardev(typ ChardevType, dev *uint32, port uint32) (Chardev, error) {
+	r := chardevRequest(typ, dev, port)
+	if (typ == ChardevUmad || typ == ChardevIssm) && port == 0 {
+		return Chardev{}, invalid(r.op, "ports are numbered from 1")
+	}
+	ch, err := getOne(c, r, notFoundFor(dev != nil), decodeChardev)
+	if err != nil {
+		return Chardev{}, err
+	}
+	ch.Type = typ
+	return ch, nil
+}
+
+// chardevRequest is GET_CHARDEV with exactly the attributes the client
+// needs: before 6.12 the kernel parses this command strictly.
+func chardevRequest(typ ChardevType, dev *uint32, port uint32) request {
 	op := "get " + string(typ) + " char device"
 	switch {
 	case dev != nil && port != 0:
@@ -73,11 +88,7 @@ func (c *Client) chardev(typ ChardevType, dev *uint32, port uint32) (Chardev, er
 	case dev != nil:
 		op += fmt.Sprintf(" of device %d", *dev)
 	}
-	perPort := typ == ChardevUmad || typ == ChardevIssm
-	if perPort && port == 0 {
-		return Chardev{}, invalid(op, "ports are numbered from 1")
-	}
-	ch, err := getOne(c, request{op: op, cmd: nlabi.RDMA_NLDEV_CMD_GET_CHARDEV, attrs: func(ae *netlink.AttributeEncoder) {
+	return request{op: op, cmd: nlabi.RDMA_NLDEV_CMD_GET_CHARDEV, attrs: func(ae *netlink.AttributeEncoder) {
 		ae.String(nlabi.RDMA_NLDEV_ATTR_CHARDEV_TYPE, string(typ))
 		if dev != nil {
 			ae.Uint32(nlabi.RDMA_NLDEV_ATTR_DEV_INDEX, *dev)
@@ -85,12 +96,7 @@ func (c *Client) chardev(typ ChardevType, dev *uint32, port uint32) (Chardev, er
 		if port != 0 {
 			ae.Uint32(nlabi.RDMA_NLDEV_ATTR_PORT_INDEX, port)
 		}
-	}}, notFoundFor(dev != nil), decodeChardev)
-	if err != nil {
-		return Chardev{}, err
-	}
-	ch.Type = typ
-	return ch, nil
+	}}
 }
 
 // notFoundFor says what the kernel's EINVAL means for a chardev query:

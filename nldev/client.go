@@ -77,27 +77,11 @@ func (c *Client) execute(r request) ([][]byte, error) {
 	if c == nil || c.c == nil {
 		return nil, &Error{Op: r.op, Err: unix.EBADF}
 	}
-	var data []byte
-	if r.attrs != nil {
-		ae := netlink.NewAttributeEncoder()
-		r.attrs(ae)
-		b, err := ae.Encode()
-		if err != nil {
-			return nil, wrap(r.op, err)
-		}
-		data = b
+	m, err := r.message()
+	if err != nil {
+		return nil, err
 	}
-	flags := netlink.Request
-	if r.dump {
-		flags |= netlink.Dump
-	}
-	if r.ack {
-		flags |= netlink.Acknowledge
-	}
-	msgs, err := c.c.Execute(netlink.Message{
-		Header: netlink.Header{Type: netlink.HeaderType(nlabi.GetType(nlabi.RDMA_NL_NLDEV, r.cmd)), Flags: flags},
-		Data:   data,
-	})
+	msgs, err := c.c.Execute(m)
 	if err != nil {
 		return nil, wrap(r.op, err)
 	}

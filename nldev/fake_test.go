@@ -17,31 +17,38 @@ type fakeKernel func(req netlink.Message) ([]netlink.Message, unix.Errno)
 func dialFake(t *testing.T, fn fakeKernel) *Client {
 	t.Helper()
 	c := newClient(nltest.Dial(func(reqs []netlink.Message) ([]netlink.Message, error) {
-		if len(reqs) == 0 {
-			return nil, nil
+		// Several requests in one datagram are answered in turn, as the
+		// kernel does; the fake delivers all the answers at once.
+		var all []netlink.Message
+		for _, req := range reqs {
+			all = append(all, answer(fn, req)...)
 		}
-		req := reqs[0]
-		msgs, errno := fn(req)
-		if errno != 0 {
-			return []netlink.Message{kernelError(req, errno)}, nil
-		}
-		if req.Header.Flags&netlink.Dump != 0 {
-			for i := range msgs {
-				msgs[i].Header.Flags |= netlink.Multi
-			}
-			msgs = append(msgs, netlink.Message{
-				Header: netlink.Header{Type: netlink.Done, Flags: netlink.Multi},
-				Data:   make([]byte, 4),
-			})
-		}
-		for i := range msgs {
-			msgs[i].Header.Sequence = req.Header.Sequence
-			msgs[i].Header.PID = req.Header.PID
-		}
-		return msgs, nil
+		return all, nil
 	}))
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// answer is the fake kernel's reply to one request.
+func answer(fn fakeKernel, req netlink.Message) []netlink.Message {
+	msgs, errno := fn(req)
+	if errno != 0 {
+		return []netlink.Message{kernelError(req, errno)}
+	}
+	if req.Header.Flags&netlink.Dump != 0 {
+		for i := range msgs {
+			msgs[i].Header.Flags |= netlink.Multi
+		}
+		msgs = append(msgs, netlink.Message{
+			Header: netlink.Header{Type: netlink.Done, Flags: netlink.Multi},
+			Data:   make([]byte, 4),
+		})
+	}
+	for i := range msgs {
+		msgs[i].Header.Sequence = req.Header.Sequence
+		msgs[i].Header.PID = req.Header.PID
+	}
+	return msgs
 }
 
 // kernelError builds the NLMSG_ERROR reply netlink_ack sends: the negative

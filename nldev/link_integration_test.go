@@ -120,3 +120,50 @@ func TestIntegrationAddDeleteLink(t *testing.T) {
 		t.Fatalf("devices after add+delete differ from before: %v", err)
 	}
 }
+
+// TestIntegrationInventory: the batched inventory equals what the
+// one-question-at-a-time methods say.
+func TestIntegrationInventory(t *testing.T) {
+	c := dialVM(t)
+	inv, err := c.Inventory()
+	if err != nil {
+		t.Fatalf("Inventory: %v", err)
+	}
+	devs, err := c.Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Devices) != len(devs) {
+		t.Fatalf("inventory has %d devices, the dump %d", len(inv.Devices), len(devs))
+	}
+	for i, di := range inv.Devices {
+		if diff := cmp.Diff(devs[i], di.Device); diff != "" {
+			t.Errorf("device %d:\n%s", i, diff)
+		}
+		ports, err := c.Ports(di.Index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(ports, di.Ports); diff != "" {
+			t.Errorf("%s ports:\n%s", di.Name, diff)
+		}
+		uv, err := c.UverbsChardev(di.Index)
+		if err != nil || di.Uverbs == nil || *di.Uverbs != uv {
+			t.Errorf("%s uverbs: inventory %+v, single %+v (%v)", di.Name, di.Uverbs, uv, err)
+		}
+		for p, umad := range di.Umad {
+			ch, err := c.UmadChardev(di.Index, uint32(p+1))
+			if (err == nil) != (umad != nil) || (umad != nil && *umad != ch) {
+				t.Errorf("%s/%d umad: inventory %+v, single %+v (%v)", di.Name, p+1, umad, ch, err)
+			}
+			ch, err = c.IssmChardev(di.Index, uint32(p+1))
+			if issm := di.Issm[p]; (err == nil) != (issm != nil) || (issm != nil && *issm != ch) {
+				t.Errorf("%s/%d issm: inventory %+v, single %+v (%v)", di.Name, p+1, issm, ch, err)
+			}
+		}
+	}
+	cm, err := c.RdmaCMChardev()
+	if err != nil || inv.RdmaCM == nil || *inv.RdmaCM != cm {
+		t.Errorf("rdma_cm: inventory %+v, single %+v (%v)", inv.RdmaCM, cm, err)
+	}
+}

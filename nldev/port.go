@@ -51,11 +51,7 @@ func (c *Client) Port(dev, port uint32) (Port, error) {
 	if port == 0 {
 		return Port{}, invalid(op, "ports are numbered from 1")
 	}
-	return getOne(c, request{op: op, cmd: nlabi.RDMA_NLDEV_CMD_PORT_GET,
-		attrs: func(ae *netlink.AttributeEncoder) {
-			ae.Uint32(nlabi.RDMA_NLDEV_ATTR_DEV_INDEX, dev)
-			ae.Uint32(nlabi.RDMA_NLDEV_ATTR_PORT_INDEX, port)
-		}}, "no such device or port", decodePort)
+	return getOne(c, portRequest(dev, port), "no such device or port", decodePort)
 }
 
 // decodePort parses the attributes of one PORT_GET reply.

@@ -1,0 +1,95 @@
+package nldev
+
+import (
+	"testing"
+
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/nldev/internal/nlabi"
+)
+
+func chardevAttrs(t *testing.T, name string) []byte {
+	t.Helper()
+	ae := netlink.NewAttributeEncoder()
+	ae.Uint32(nlabi.RDMA_NLDEV_ATTR_UVERBS_DRIVER_ID, 14)
+	ae.Uint64(nlabi.RDMA_NLDEV_ATTR_CHARDEV, uint64(unix.Mkdev(231, 192)))
+	ae.Uint64(nlabi.RDMA_NLDEV_ATTR_CHARDEV_ABI, 2)
+	ae.String(nlabi.RDMA_NLDEV_ATTR_CHARDEV_NAME, name)
+	b, _ := ae.Encode()
+	return b
+}
+
+// TestInventory: devices with their ports and char devices; a device that
+// vanished between the dump and its port query is left out; a port
+// without MADs has nil entries.
+func TestInventory(t *testing.T) {
+	c := dialFake(t, func(req netlink.Message) ([]netlink.Message, unix.Errno) {
+		ad, _ := netlink.NewAttributeDecoder(req.Data)
+		var dev, port uint32
+		var typ string
+		for ad.Next() {
+			switch ad.Type() {
+			case nlabi.RDMA_NLDEV_ATTR_DEV_INDEX:
+				dev = ad.Uint32()
+			case nlabi.RDMA_NLDEV_ATTR_PORT_INDEX:
+				port = ad.Uint32()
+			case nlabi.RDMA_NLDEV_ATTR_CHARDEV_TYPE:
+				typ = ad.String()
+			}
+		}
+		switch nlabi.GetOp(uint16(req.Header.Type)) {
+		case nlabi.RDMA_NLDEV_CMD_GET:
+			return []netlink.Message{
+				{Header: netlink.Header{Type: typeGET}, Data: deviceAttrs(t, 0, "rxe0", nil)},
+				{Header: netlink.Header{Type: typeGET}, Data: deviceAttrs(t, 2, "gone0", nil)},
+			}, 0
+		case nlabi.RDMA_NLDEV_CMD_PORT_GET:
+			if dev == 2 {
+				return nil, unix.EINVAL // removed meanwhile
+			}
+			return []netlink.Message{{Header: netlink.Header{Type: typeGET}, Data: portAttrs(t, dev, port, false)}}, 0
+		case nlabi.RDMA_NLDEV_CMD_GET_CHARDEV:
+			switch typ {
+			case "uverbs":
+				if dev == 2 {
+					return nil, unix.EINVAL
+				}
+				return []netlink.Message{{Header: req.Header, Data: chardevAttrs(t, "uverbs0")}}, 0
+			case "rdma_cm":
+				return []netlink.Message{{Header: req.Header, Data: chardevAttrs(t, "rdma_cm")}}, 0
+			}
+			return nil, unix.EOPNOTSUPP // RoCE: no MAD interface
+		}
+		return nil, unix.EINVAL
+	})
+	inv, err := c.Inventory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Devices) != 1 {
+		t.Fatalf("%d devices, want rxe0 only", len(inv.Devices))
+	}
+	d := inv.Devices[0]
+	if d.Name != "rxe0" || len(d.Ports) != 1 || d.Ports[0].Netdev != "eth0" || d.Uverbs == nil ||
+		d.Uverbs.Name != "uverbs0" || d.Uverbs.Type != ChardevUverbs || len(d.Umad) != 1 || d.Umad[0] != nil || d.Issm[0] != nil {
+		t.Fatalf("inventory device %+v", d)
+	}
+	if inv.RdmaCM == nil || inv.RdmaCM.Name != "rdma_cm" || inv.RdmaCM.Type != ChardevRdmaCM {
+		t.Fatalf("rdma_cm %+v", inv.RdmaCM)
+	}
+}
+
+// TestInventoryFailure: an error that is not "no such char device" fails
+// the inventory.
+func TestInventoryFailure(t *testing.T) {
+	c := dialFake(t, func(req netlink.Message) ([]netlink.Message, unix.Errno) {
+		if nlabi.GetOp(uint16(req.Header.Type)) == nlabi.RDMA_NLDEV_CMD_GET {
+			return []netlink.Message{{Header: netlink.Header{Type: typeGET}, Data: deviceAttrs(t, 0, "rxe0", nil)}}, 0
+		}
+		return nil, unix.EPERM
+	})
+	if _, err := c.Inventory(); err == nil {
+		t.Fatal("an EPERM from the kernel was ignored")
+	}
+}
