@@ -14,7 +14,8 @@ import (
 // Client talks RDMA netlink to the kernel. A Client is safe for use by one
 // goroutine at a time; Close releases its socket.
 type Client struct {
-	c *netlink.Conn
+	c    *netlink.Conn
+	frmr frmrSupport // whether the kernel has the FRMR pool commands (frmr_client.go)
 }
 
 // Dial opens a NETLINK_RDMA socket in the caller's network namespace. On

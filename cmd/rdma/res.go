@@ -10,7 +10,7 @@ import (
 
 const resUsage = `Usage: rdma resource
           resource show [DEV]
-          resource show [qp|cm_id|pd|mr|cq|ctx|srq]
+          resource show [qp|cm_id|pd|mr|cq|ctx|srq|frmr_pools]
           resource show qp link [DEV/PORT]
           resource show qp link [DEV/PORT] [FILTER-NAME FILTER-VALUE]
           resource show cm_id link [DEV/PORT]
@@ -25,6 +25,10 @@ const resUsage = `Usage: rdma resource
           resource show ctx dev [DEV] [FILTER-NAME FILTER-VALUE]
           resource show srq dev [DEV]
           resource show srq dev [DEV] [FILTER-NAME FILTER-VALUE]
+          resource show frmr_pools dev [DEV]
+          resource show frmr_pools dev [DEV] [FILTER-NAME FILTER-VALUE]
+          resource set frmr_pools dev DEV aging AGING_PERIOD
+          resource set frmr_pools dev DEV pinned POOL_KEY PINNED_VALUE
 `
 
 func init() { objects["resource"] = cmdResource }
@@ -38,7 +42,7 @@ func cmdResource(stdout io.Writer, o options, args []string) error {
 	case matches(args[0], "show"):
 		return resShow(stdout, o, args[1:])
 	case matches(args[0], "set"):
-		return fmt.Errorf("rdma: resource set (frmr_pools) is not in this build")
+		return resSet(stdout, o, args[1:])
 	case matches(args[0], "list"):
 		return resShow(stdout, o, args[1:])
 	case matches(args[0], "help"):
@@ -65,6 +69,7 @@ var resObjects = []resObject{
 	{"pd", pdFilters, false, showPDs},
 	{"ctx", ctxFilters, false, showContexts},
 	{"srq", srqFilters, false, showSRQs},
+	{"frmr_pools", frmrFilters, false, showFRMRPools},
 }
 
 // resSession is one resource command: the session, printer and filters.
@@ -97,9 +102,6 @@ func resShow(stdout io.Writer, o options, args []string) error {
 		if d, ok := s.lookup(args[0]); ok {
 			return rs.summary([]nldev.Device{d})
 		}
-	}
-	if matches(args[0], "frmr_pools") {
-		return fmt.Errorf("rdma: resource show frmr_pools is not in this build")
 	}
 	for i := range resObjects {
 		if matches(args[0], resObjects[i].name) {
