@@ -2,6 +2,7 @@ package uverbs
 
 import (
 	"fmt"
+	"net"
 
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
@@ -56,7 +57,13 @@ func b2u(b bool) uint8 {
 type AH struct {
 	object
 	ahNum uint32
+	mac   net.HardwareAddr
 }
+
+// MAC is the destination MAC address the kernel resolved for a RoCE AH,
+// for drivers that report it (mlx5's struct mlx5_ib_create_ah_resp); nil
+// for the others.
+func (ah *AH) MAC() net.HardwareAddr { return ah.mac }
 
 // CreateAH creates an address handle in pd. On RoCE the kernel resolves
 // the destination MAC from the DGID (a neighbour lookup through the SGID's
@@ -80,6 +87,13 @@ func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 	ah := &AH{object: object{ctx: c, handle: resp.AhHandle}}
 	if c.dev.DriverID == ib.DriverRXE && len(drv) >= 4 {
 		ah.ahNum = abi.Decode[abi.RxeCreateAhResp](drv).AhNum
+	}
+	// mlx5 writes its response on RoCE ports only (response_length 0
+	// otherwise).
+	if c.dev.DriverID == ib.DriverMLX5 {
+		if r := abi.Decode[abi.Mlx5IbCreateAhResp](drv); r.ResponseLength >= 10 {
+			ah.mac = net.HardwareAddr(r.Dmac[:])
+		}
 	}
 	return ah, nil
 }

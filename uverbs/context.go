@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -31,6 +32,9 @@ type Context struct {
 	numCompVectors uint32
 	coreSupport    uint64
 	events         *os.File
+	mlx5           *MLX5Context  // what mlx5 reported at GET_CONTEXT; nil for other drivers
+	asyncFD        int           // the async event fd from ASYNC_EVENT_ALLOC (ioctl), else -1
+	noMethod       atomic.Uint64 // bit n: the kernel lacks the ioctl method of write() command n
 
 	nextHandle uint64
 	objects    map[uint64]any // user_handle -> *QP, *CQ, *SRQ, for async events
@@ -79,28 +83,52 @@ func OpenWith(dev Device, iface Interface) (*Context, error) {
 
 // newContext runs GET_CONTEXT on an open char device.
 func newContext(dev Device, k kernel, iface Interface) (*Context, error) {
-	c := &Context{dev: dev, driver: uint32(dev.DriverID), k: k, objects: map[uint64]any{}}
+	c := &Context{dev: dev, driver: uint32(dev.DriverID), k: k, objects: map[uint64]any{}, asyncFD: -1}
 	drv := driverData(dev.DriverID)
-	drvOut := make([]byte, drv.getContextOut)
+	if dev.DriverID != ib.DriverMLX5 {
+		if err := c.getContext(iface, drv.getContextIn, make([]byte, drv.getContextOut)); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	// mlx5 requires a request; like libmlx5, retry shorter and
+	// DEVX-less forms of it when the kernel refuses one.
+	var err error
+	for _, a := range mlx5GetContextAttempts(os.Getpagesize()) {
+		out := make([]byte, abi.Sizeof[abi.Mlx5IbAllocUcontextResp]())
+		if err = c.getContext(iface, a.bytes(), out); err == nil {
+			c.mlx5 = decodeMLX5Context(&a, out)
+			return c, nil
+		}
+		if c.ioctlOK {
+			return nil, err // the context exists; only the async fd failed
+		}
+	}
+	return nil, err
+}
+
+// getContext runs GET_CONTEXT with the driver's data, through ioctl where
+// the kernel has it (then allocating the async event fd) and else through
+// write().
+func (c *Context) getContext(iface Interface, drvIn, drvOut []byte) error {
 	if iface == InterfaceAuto {
-		err := c.getContextIoctl(drv.getContextIn, drvOut)
+		err := c.getContextIoctl(drvIn, drvOut)
 		switch {
 		case err == nil:
 			c.ioctlOK = true
 		case errors.Is(err, unix.ENOTTY) || errors.Is(err, unix.EPROTONOSUPPORT):
 		default:
-			return nil, err
+			return err
 		}
 	}
-	if c.ioctlOK {
-		if err := c.allocAsyncFD(); err != nil {
-			return nil, err
-		}
-		c.invokeWrite = c.probeInvokeWrite()
-	} else if err := c.getContextWrite(drv.getContextIn, drvOut); err != nil {
-		return nil, err
+	if !c.ioctlOK {
+		return c.getContextWrite(drvIn, drvOut)
 	}
-	return c, nil
+	if err := c.allocAsyncFD(); err != nil {
+		return err
+	}
+	c.invokeWrite = c.probeInvokeWrite()
+	return nil
 }
 
 func (c *Context) getContextIoctl(drvIn, drvOut []byte) error {
@@ -142,11 +170,12 @@ func (c *Context) allocAsyncFD() error {
 	if err := c.k.ioctl(call, c.driver); err != nil {
 		return wrap(c.dev.Name, "allocate async event fd", err)
 	}
-	f, err := eventFile(int(int64(call.Data(i))), c.dev.Name)
+	fd := int(int64(call.Data(i)))
+	f, err := eventFile(fd, c.dev.Name)
 	if err != nil {
 		return wrap(c.dev.Name, "allocate async event fd", err)
 	}
-	c.events = f
+	c.events, c.asyncFD = f, fd
 	return nil
 }
 
@@ -257,6 +286,9 @@ func (c *Context) write(op string, w *abi.WriteCmd) error {
 }
 
 func (c *Context) writeLocked(w *abi.WriteCmd) error {
+	if done, err := c.viaMethod(w); done {
+		return err
+	}
 	if !c.invokeWrite {
 		return c.k.write(w)
 	}
@@ -308,6 +340,9 @@ func (c *Context) isClosed() bool {
 type driverUdata struct {
 	getContextIn  []byte
 	getContextOut int
+	allocPDOut    int
+	regMRIn       []byte
+	regMROut      int
 	createCQOut   int
 	createQPOut   int
 	createSRQOut  int
@@ -329,6 +364,16 @@ func driverData(d ib.DriverID) driverUdata {
 			createCQOut:   abi.Sizeof[abi.SiwUrespCreateCq](),
 			createQPOut:   abi.Sizeof[abi.SiwUrespCreateQp](),
 			createSRQOut:  abi.Sizeof[abi.SiwUrespCreateSrq](),
+			// siw_reg_user_mr refuses (EINVAL) a REG_MR without both;
+			// stag_key 0, as rdma-core's libsiw sends.
+			regMRIn:  make([]byte, abi.Sizeof[abi.SiwUreqRegMr]()),
+			regMROut: abi.Sizeof[abi.SiwUrespRegMr](),
+		}
+	case ib.DriverMLX5:
+		// GET_CONTEXT's request is built by mlx5GetContextAttempts.
+		return driverUdata{
+			allocPDOut:  abi.Sizeof[abi.Mlx5IbAllocPdResp](),
+			createAHOut: abi.Sizeof[abi.Mlx5IbCreateAhResp](),
 		}
 	}
 	return driverUdata{}

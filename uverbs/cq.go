@@ -67,6 +67,9 @@ func (c *Context) CreateCQ(attr CQAttr) (*CQ, error) {
 	if attr.CQE < 1 || attr.CQE > 1<<31-1 || attr.CompVector < 0 {
 		return nil, invalid(c.dev.Name, op, "cqe %d or comp vector %d out of range", attr.CQE, attr.CompVector)
 	}
+	if err := c.needsProviderBuffers(op, "CQ"); err != nil {
+		return nil, err
+	}
 	cq := &CQ{object: object{ctx: c}}
 	cq.userHandle = c.register(cq)
 	req := abi.CreateCq{UserHandle: cq.userHandle, Cqe: uint32(attr.CQE), CompVector: uint32(attr.CompVector), CompChannel: -1}

@@ -2,22 +2,39 @@
 // /dev/infiniband/uverbsN without rdma-core: device enumeration (RDMA
 // netlink, with sysfs as the fallback), contexts with their async event
 // fd, device, port, GID and P_Key queries, and the control path of
-// protection domains, memory regions, completion channels, CQs, QPs
-// (RC, UC, UD), SRQs and address handles.
+// protection domains, memory regions (with re-registration), completion
+// channels, CQs (with resizing), QPs (RC, UC, UD), SRQs (with resizing
+// and the limit event) and address handles.
 //
 // A Context talks to the kernel the way libibverbs does: through
-// RDMA_VERBS_IOCTL where the kernel has it (write() commands then travel
-// through UVERBS_METHOD_INVOKE_WRITE), and through write() otherwise.
+// RDMA_VERBS_IOCTL where the kernel has it, and through write()
+// otherwise. On the ioctl interface CQs, QPs and SRQs are created and
+// destroyed with their own methods (UVERBS_METHOD_CQ_CREATE and friends),
+// falling back per command to the write() form on kernels without them;
+// the other write() commands travel through UVERBS_METHOD_INVOKE_WRITE.
 // Every object has an idempotent Close; closing the Context destroys
 // every object created through it, and their Go values then report
 // os.ErrClosed. Errors are *Error values that name the device and the
 // operation and keep the errno for errors.Is.
 //
 // Drivers extend some commands with their own data (udata). This package
-// sends and sizes it for rxe (tested on Linux 6.1 and 6.12) and siw (from
-// rdma/siw-abi.h; not exercised by the test VM). Other drivers get no
-// driver data, which mlx5, for one, refuses at GET_CONTEXT.
+// sends and sizes it for rxe (tested on Linux 6.1 and 6.12), siw (from
+// rdma/siw-abi.h: GET_CONTEXT, REG_MR and the CQ, QP and SRQ responses;
+// unit-tested byte for byte only, as the test VM's Debian kernels do not
+// build siw) and mlx5 (from rdma/mlx5-abi.h; unit-tested only, no
+// hardware). Other drivers get no driver data.
 //
-// The data path (posting work requests, polling CQs through the
-// driver's mmapped queues) is not part of this package.
+// For mlx5 a context is created with the GET_CONTEXT request rdma-core's
+// libmlx5 sends by default, and what the driver answers is decoded into
+// an MLX5Context (Context.MLX5). PDs report the hardware PD number
+// (PD.PDN) and RoCE address handles the resolved destination MAC
+// (AH.MAC). Creating or resizing CQs, QPs and SRQs on mlx5 is refused
+// before anything is sent, with an error that names mlx5 and matches
+// ErrNotSupported: mlx5 takes their buffers and doorbell records from
+// user memory that its user-space provider allocates and lays out, and
+// this package has no mlx5 provider.
+//
+// The data path (posting work requests, polling CQs through the driver's
+// mmapped queues) lives in provider packages: uverbs/rxe for Soft-RoCE;
+// uverbs/membuf holds registered memory outside the Go heap.
 package uverbs

@@ -53,7 +53,9 @@ func (pd *PD) RegMR(buf []byte, access Access) (*MR, error) {
 	addr := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
 	req := abi.RegMr{Start: uint64(addr), Length: uint64(len(buf)), HcaVa: uint64(addr), PdHandle: pd.handle, AccessFlags: uint32(access)}
 	var resp abi.RegMrResp
-	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_REG_MR, Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)}); err != nil {
+	drv := driverData(c.dev.DriverID)
+	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_REG_MR, Req: abi.Bytes(&req), Resp: abi.Bytes(&resp),
+		DriverIn: drv.regMRIn, DriverOut: make([]byte, drv.regMROut)}); err != nil {
 		return nil, err
 	}
 	return &MR{object: object{ctx: c, handle: resp.MrHandle}, pd: pd, addr: addr, length: len(buf), lkey: resp.Lkey, rkey: resp.Rkey}, nil

@@ -3,22 +3,35 @@ package uverbs
 import (
 	"fmt"
 
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
 // PD is a protection domain.
-type PD struct{ object }
+type PD struct {
+	object
+	pdn uint32
+}
 
 // AllocPD allocates a protection domain.
 func (c *Context) AllocPD() (*PD, error) {
 	var req abi.AllocPd
 	var resp abi.AllocPdResp
+	drv := make([]byte, driverData(c.dev.DriverID).allocPDOut)
 	if err := c.write("alloc pd", &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_ALLOC_PD,
-		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)}); err != nil {
+		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
 		return nil, err
 	}
-	return &PD{object{ctx: c, handle: resp.PdHandle}}, nil
+	pd := &PD{object: object{ctx: c, handle: resp.PdHandle}}
+	if c.dev.DriverID == ib.DriverMLX5 {
+		pd.pdn = abi.Decode[abi.Mlx5IbAllocPdResp](drv).Pdn
+	}
+	return pd, nil
 }
+
+// PDN is the hardware PD number for drivers that report it (mlx5's
+// struct mlx5_ib_alloc_pd_resp); 0 for the others.
+func (pd *PD) PDN() uint32 { return pd.pdn }
 
 // Close deallocates the protection domain. While objects created in it
 // live the kernel refuses (EBUSY) and the PD stays usable. Safe to call

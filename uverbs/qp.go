@@ -33,6 +33,7 @@ type QP struct {
 	num        uint32
 	typ        ib.QPType
 	cap        QPCap
+	driver     []byte // the driver's create response (see DriverData)
 }
 
 // CreateQP creates a queue pair in pd.
@@ -46,6 +47,9 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 	}
 	if init.SendCQ == nil || init.RecvCQ == nil {
 		return nil, invalid(c.dev.Name, op, "send and receive CQs are required")
+	}
+	if err := c.needsProviderBuffers(op, "QP"); err != nil {
+		return nil, err
 	}
 	for _, o := range []*object{&pd.object, &init.SendCQ.object, &init.RecvCQ.object} {
 		if err := o.live(op); err != nil {
@@ -72,7 +76,7 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 		c.unregister(qp.userHandle)
 		return nil, err
 	}
-	qp.handle, qp.num = resp.QpHandle, resp.Qpn
+	qp.handle, qp.num, qp.driver = resp.QpHandle, resp.Qpn, drv
 	qp.cap = QPCap{resp.MaxSendWr, resp.MaxRecvWr, resp.MaxSendSge, resp.MaxRecvSge, resp.MaxInlineData}
 	return qp, nil
 }

@@ -14,6 +14,7 @@ type SRQ struct {
 	num        uint32
 	maxWR      uint32
 	maxSGE     uint32
+	driver     []byte // the driver's create response (see DriverData)
 }
 
 // SRQAttr is what CreateSRQ needs.
@@ -30,6 +31,9 @@ func (pd *PD) CreateSRQ(attr SRQAttr) (*SRQ, error) {
 	if attr.MaxWR == 0 || attr.MaxSGE == 0 {
 		return nil, invalid(c.dev.Name, op, "max_wr and max_sge must be at least 1")
 	}
+	if err := c.needsProviderBuffers(op, "SRQ"); err != nil {
+		return nil, err
+	}
 	if err := pd.live(op); err != nil {
 		return nil, err
 	}
@@ -44,6 +48,7 @@ func (pd *PD) CreateSRQ(attr SRQAttr) (*SRQ, error) {
 		return nil, err
 	}
 	srq.handle, srq.num, srq.maxWR, srq.maxSGE = resp.SrqHandle, resp.Srqn, resp.MaxWr, resp.MaxSge
+	srq.driver = drv
 	if c.dev.DriverID == ib.DriverRXE && srq.num == 0 && len(drv) >= 20 {
 		srq.num = abi.Decode[abi.RxeCreateSrqResp](drv).SrqNum
 	}

@@ -1,0 +1,27 @@
+// Command ibv_ud_pingpong is a static drop-in for rdma-core's program of
+// the same name: a ping-pong over an UD QP, with the same flags, the same
+// out-of-band TCP exchange and the same output, so that either side may be
+// rdma-core's. It runs on Soft-RoCE (rxe) through the pure-Go data path of
+// package uverbs/rxe; see internal/pingpong.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rdmastack/rdmastack/internal/pingpong"
+)
+
+func main() {
+	if err := run(os.Stdout, os.Args[1:]); err != nil {
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(os.Stderr, msg)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(stdout io.Writer, args []string) error {
+	return pingpong.Main(stdout, "ibv_ud_pingpong", pingpong.UD, args)
+}

@@ -1,0 +1,119 @@
+package pingpong
+
+import (
+	"github.com/rdmastack/rdmastack/ah"
+	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/uverbs"
+	"github.com/rdmastack/rdmastack/uverbs/membuf"
+	"github.com/rdmastack/rdmastack/uverbs/rxe"
+)
+
+// init opens the device and creates what pp_init_ctx does.
+func (p *pp) init(dev uverbs.Device) error {
+	c := p.c
+	bufLen := c.Size
+	if c.Kind == UD {
+		bufLen += grhLen
+		p.sendOff = grhLen
+	}
+	var err error
+	if p.buf, err = membuf.New(max(bufLen, 1)); err != nil {
+		return fail("Couldn't allocate work buf.")
+	}
+	b := p.buf.Bytes()
+	for i := range b {
+		b[i] = 0x7b
+	}
+	if p.ctx, err = uverbs.Open(dev); err != nil {
+		return fail("Couldn't get context for %s", dev.Name)
+	}
+	if c.Kind == UD {
+		port, err := p.ctx.QueryPort(c.IBPort)
+		if err != nil {
+			return fail("Unable to query port info for port %d", c.IBPort)
+		}
+		if mtu := port.ActiveMTU.Bytes(); c.Size > mtu {
+			return fail("Requested size larger than port MTU (%d)", mtu)
+		}
+	}
+	if c.Events {
+		if p.ch, err = p.ctx.CreateCompChannel(); err != nil {
+			return fail("Couldn't create completion channel")
+		}
+	}
+	if p.pd, err = p.ctx.AllocPD(); err != nil {
+		return fail("Couldn't allocate PD")
+	}
+	if c.Kind == RC && (c.ODP || c.Timestamps || c.DM) {
+		attr, err := p.ctx.QueryDevice()
+		if err != nil {
+			return fail("Couldn't query device for its features")
+		}
+		// rxe offers none of these on the kernels this runs on; a device
+		// that does gets an error, as this program does not do them.
+		switch {
+		case c.ODP && (attr.ODP.General&uverbs.ODPSupport == 0 ||
+			attr.ODP.RC&(uverbs.ODPSupportSend|uverbs.ODPSupportRecv) != uverbs.ODPSupportSend|uverbs.ODPSupportRecv):
+			return fail("The device isn't ODP capable or does not support RC send and receive with ODP")
+		case c.ImplicitOD && attr.ODP.General&uverbs.ODPSupportImplicit == 0:
+			return fail("The device doesn't support implicit ODP")
+		case c.Timestamps && attr.CompletionTimestampMask == 0:
+			return fail("The device isn't completion timestamp capable")
+		case c.DM && attr.MaxDMSize == 0:
+			return fail("Device doesn't support dm allocation")
+		default:
+			return fail("on-demand paging, completion timestamps and device memory are not supported by this program")
+		}
+	}
+	if p.mr, err = p.buf.Register(p.pd, uverbs.AccessLocalWrite); err != nil {
+		return fail("Couldn't register MR")
+	}
+	ucq, err := p.ctx.CreateCQ(uverbs.CQAttr{CQE: c.RxDepth + 1, CompChannel: p.ch})
+	if err != nil {
+		return fail("Couldn't create CQ")
+	}
+	if p.cq, err = rxe.NewCQ(ucq); err != nil {
+		ucq.Close()
+		return fail("Couldn't create CQ: %v", err)
+	}
+	typ := ib.QPTypeRC
+	if c.Kind == UD {
+		typ = ib.QPTypeUD
+	}
+	uqp, err := p.pd.CreateQP(uverbs.QPInit{Type: typ, SendCQ: ucq, RecvCQ: ucq,
+		Cap: uverbs.QPCap{MaxSendWR: 1, MaxRecvWR: uint32(c.RxDepth), MaxSendSGE: 1, MaxRecvSGE: 1}})
+	if err != nil {
+		return fail("Couldn't create QP")
+	}
+	if p.qp, err = rxe.NewQP(uqp); err != nil {
+		uqp.Close()
+		return fail("Couldn't create QP: %v", err)
+	}
+	p.flags = rxe.SendSignaled
+	if uqp.Cap().MaxInlineData >= uint32(c.Size) {
+		p.flags |= rxe.SendInline
+	}
+	attr := &uverbs.QPAttr{State: ib.QPStateInit, Port: uint8(c.IBPort)}
+	mask := uverbs.QPAttrState | uverbs.QPAttrPKeyIndex | uverbs.QPAttrPort
+	if c.Kind == UD {
+		attr.QKey = qkey
+		mask |= uverbs.QPAttrQKey
+	} else {
+		mask |= uverbs.QPAttrAccessFlags
+	}
+	if err := uqp.Modify(attr, mask); err != nil {
+		return fail("Failed to modify QP to INIT")
+	}
+	if c.Kind == UD {
+		if p.mirror, err = ah.NewMirror(p.ctx); err != nil {
+			return fail("Couldn't read the GID table: %v", err)
+		}
+	}
+	recvLen := c.Size
+	if c.Kind == UD {
+		recvLen += grhLen
+	}
+	p.recvSGE[0] = rxe.SGE{Addr: p.buf.Addr(0), Length: uint32(recvLen), LKey: p.mr.LKey()}
+	p.recvWR = rxe.RecvWR{ID: recvWRID, SGE: p.recvSGE[:]}
+	return nil
+}

@@ -1,0 +1,48 @@
+package uverbs
+
+import (
+	"fmt"
+
+	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
+)
+
+// Resize gives the CQ room for at least cqe entries (RESIZE_CQ); CQE
+// then reports the number the kernel granted. rxe moves the queue to new
+// memory: DriverData then holds the new queue's mmap cookie (struct
+// rxe_resize_cq_resp has the layout of rxe_create_cq_resp), and a data
+// path that mapped the old queue must map the new one. A cqe below the
+// entries the queue holds gives EINVAL. siw cannot resize (an error
+// matching ErrNotSupported); on mlx5 it is refused before anything is
+// sent, as the new buffer would come from a user-space provider. Resize
+// must not run concurrently with other uses of the CQ.
+func (cq *CQ) Resize(cqe int) error {
+	c := cq.ctx
+	op := fmt.Sprintf("resize cq %d", cq.handle)
+	if cqe < 1 || cqe > 1<<31-1 {
+		return invalid(c.dev.Name, op, "cqe %d out of range", cqe)
+	}
+	if err := c.needsProviderBuffers(op, "CQ"); err != nil {
+		return err
+	}
+	if err := cq.live(op); err != nil {
+		return err
+	}
+	req := abi.ResizeCq{CqHandle: cq.handle, Cqe: uint32(cqe)}
+	var resp abi.ResizeCqResp
+	var drv []byte
+	if c.dev.DriverID == ib.DriverRXE {
+		drv = make([]byte, abi.Sizeof[abi.RxeResizeCqResp]())
+	}
+	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_RESIZE_CQ,
+		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
+		return err
+	}
+	cq.mu.Lock()
+	defer cq.mu.Unlock()
+	cq.cqe = int(resp.Cqe)
+	if len(drv) > 0 {
+		cq.driver = drv
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package uverbs
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
+)
+
+// This file is what data-path providers (package uverbs/rxe) build on:
+// the drivers' create responses, mappings of the queues the kernel shares
+// with user space, and raw write() commands for the hot path.
+
+// Context is the context the CQ was created in.
+func (cq *CQ) Context() *Context { return cq.ctx }
+
+// Context is the context the QP was created in.
+func (qp *QP) Context() *Context { return qp.ctx }
+
+// Context is the context the SRQ was created in.
+func (s *SRQ) Context() *Context { return s.ctx }
+
+// DriverData is a copy of the driver's part of the create-CQ response
+// (for rxe struct rxe_create_cq_resp; empty for drivers without one).
+func (cq *CQ) DriverData() []byte { return bytes.Clone(cq.driver) }
+
+// DriverData is a copy of the driver's part of the create-QP response
+// (for rxe struct rxe_create_qp_resp).
+func (qp *QP) DriverData() []byte { return bytes.Clone(qp.driver) }
+
+// DriverData is a copy of the driver's part of the create-SRQ response
+// (for rxe struct rxe_create_srq_resp).
+func (s *SRQ) DriverData() []byte { return bytes.Clone(s.driver) }
+
+// DriverNum is the number the driver gave the address handle (rxe's
+// ah_num, which UD work requests carry); 0 when the driver gave none.
+func (ah *AH) DriverNum() uint32 { return ah.ahNum }
+
+// fd is the char device's descriptor, for providers; ok is false for a
+// context that is not backed by one (tests' fake kernels).
+func (c *Context) fd() (int, bool) {
+	k, ok := c.k.(fdKernel)
+	return k.fd, ok
+}
+
+// MapQueue maps length bytes of the char device at offset, the cookie a
+// driver returned for a queue it shares with user space (rxe's struct
+// mminfo). Unmap the result with unix.Munmap.
+func (c *Context) MapQueue(offset uint64, length int) ([]byte, error) {
+	op := fmt.Sprintf("map queue at %#x", offset)
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return nil, wrap(c.dev.Name, op, errClosed)
+	}
+	fd, ok := c.fd()
+	if !ok {
+		return nil, wrap(c.dev.Name, op, fmt.Errorf("no char device: %w", ErrNotSupported))
+	}
+	if length <= 0 || int64(offset) < 0 {
+		return nil, invalid(c.dev.Name, op, "length %d", length)
+	}
+	b, err := unix.Mmap(fd, int64(offset), length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	return b, wrap(c.dev.Name, op, err)
+}
+
+// WriteCommand writes cmd, a complete write() command (struct
+// ib_uverbs_cmd_hdr first), to the char device: the data path's
+// doorbells (POST_SEND without work requests, REQ_NOTIFY_CQ). It does not
+// allocate. Any response pointer inside cmd must point to memory outside
+// the Go heap (an mmap), since the kernel writes there.
+func (c *Context) WriteCommand(op string, cmd []byte) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return wrap(c.dev.Name, op, errClosed)
+	}
+	fd, ok := c.fd()
+	if !ok {
+		return wrap(c.dev.Name, op, ErrNotSupported)
+	}
+	for {
+		n, err := rawWrite(fd, cmd)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return wrap(c.dev.Name, op, err)
+		}
+		if n != len(cmd) {
+			return wrap(c.dev.Name, op, unix.EPROTO)
+		}
+		return nil
+	}
+}
+
+// GetEvent waits until deadline (the zero time: for ever) for the next
+// completion event on the channel and returns the CQ it names (nil if
+// that CQ was closed since). A passed deadline gives an error matching
+// os.ErrDeadlineExceeded. The CQ must be re-armed (a provider's request
+// for notification) to report again.
+//
+// The wait is poll(2) on the calling thread rather than Go's network
+// poller: one wake-up instead of several thread hand-offs, which is most
+// of an event-mode round trip. For its first rawWaitMS it keeps the
+// goroutine's P (see rawsys.go), then it blocks as an ordinary system
+// call. Do not Close the channel while a GetEvent waits on it.
+func (ch *CompChannel) GetEvent(deadline time.Time) (*CQ, error) {
+	const op = "get cq event"
+	var desc abi.CompEventDesc
+	b := abi.Bytes(&desc)
+	long := false
+	for {
+		// Wait first, then read: a wait usually follows a post, so the
+		// event is not there yet and an early read would only cost a
+		// system call.
+		timeout := -1
+		if !deadline.IsZero() {
+			d := time.Until(deadline)
+			if d <= 0 {
+				return nil, wrap(ch.ctx.dev.Name, op, os.ErrDeadlineExceeded)
+			}
+			timeout = int((d + time.Millisecond - 1) / time.Millisecond)
+		}
+		// A short wait keeps the P (see rawsys.go); a long one gives it
+		// back to the scheduler, as an ordinary blocking call does.
+		var err error
+		if !long {
+			long = true
+			t := rawWaitMS
+			if timeout >= 0 && timeout < t {
+				t = timeout
+			}
+			err = rawPoll(ch.fd, t)
+		} else {
+			fds := [1]unix.PollFd{{Fd: int32(ch.fd), Events: unix.POLLIN}}
+			_, err = unix.Poll(fds[:], timeout)
+		}
+		if err != nil && err != unix.EINTR {
+			return nil, wrap(ch.ctx.dev.Name, op, err)
+		}
+		n, err := rawRead(ch.fd, b)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, wrap(ch.ctx.dev.Name, op, err)
+		}
+		if n != len(b) {
+			return nil, wrap(ch.ctx.dev.Name, op, fmt.Errorf("short event of %d bytes: %w", n, unix.EPROTO))
+		}
+		cq, _ := ch.ctx.lookup(desc.CqHandle).(*CQ)
+		return cq, nil
+	}
+}

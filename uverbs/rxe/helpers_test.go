@@ -1,0 +1,241 @@
+package rxe
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/uverbs"
+	"github.com/rdmastack/rdmastack/uverbs/membuf"
+)
+
+// env is one device opened for a test: a context, a PD and 1 MiB of
+// registered memory.
+type env struct {
+	c    *uverbs.Context
+	pd   *uverbs.PD
+	buf  *membuf.Buffer
+	mr   *membuf.MR
+	sgid uverbs.GIDEntry
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	testenv.RequireRDMA(t)
+	c, err := uverbs.OpenName("rxe0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	pd, err := c.AllocPD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, err := membuf.New(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := buf.Close(); err != nil {
+			t.Errorf("buffer close: %v", err)
+		}
+	})
+	mr, err := buf.Register(pd, uverbs.AccessLocalWrite|uverbs.AccessRemoteWrite|uverbs.AccessRemoteRead|uverbs.AccessRemoteAtomic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mr.Close() })
+	gids, err := c.QueryGIDTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{c: c, pd: pd, buf: buf, mr: mr}
+	for _, g := range gids {
+		if g.Type == ib.GIDTypeRoCEv2 && g.GID[0] == 0xfe && g.GID[1] == 0x80 && g.Port == 1 {
+			e.sgid = g
+			return e
+		}
+	}
+	t.Fatalf("no link-local RoCE v2 GID in %v", gids)
+	return nil
+}
+
+// sge is the SGE for [off, off+n) of the env's buffer.
+func (e *env) sge(off, n int) SGE {
+	return SGE{Addr: e.buf.Addr(off), Length: uint32(n), LKey: e.mr.LKey()}
+}
+
+// cq is a CQ with its own completion channel.
+type cq struct {
+	*CQ
+	ch *uverbs.CompChannel
+}
+
+func (e *env) newCQ(t *testing.T, n int) *cq {
+	t.Helper()
+	ch, err := e.c.CreateCompChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := e.c.CreateCQ(uverbs.CQAttr{CQE: n, CompChannel: ch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := NewCQ(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close(); ch.Close() })
+	return &cq{x, ch}
+}
+
+// wait returns the next n completions, sleeping on CQ events; it fails
+// the test after 5 s.
+func (q *cq) wait(t *testing.T, n int) []WC {
+	t.Helper()
+	wc := make([]WC, n)
+	got := 0
+	deadline := time.Now().Add(5 * time.Second)
+	for got < n {
+		k, err := q.Poll(wc[got:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += k
+		if got == n {
+			break
+		}
+		if err := q.RequestNotify(false); err != nil {
+			t.Fatal(err)
+		}
+		if k, err = q.Poll(wc[got:]); err != nil {
+			t.Fatal(err)
+		}
+		if got += k; got == n {
+			break
+		}
+		if err := q.WaitEvent(q.ch, deadline); err != nil {
+			t.Fatalf("waiting for completion %d of %d: %v", got+1, n, err)
+		}
+		q.AckEvents(1)
+	}
+	return wc
+}
+
+// none checks that no completion arrives within d.
+func (q *cq) none(t *testing.T, d time.Duration) {
+	t.Helper()
+	var wc [1]WC
+	if err := q.RequestNotify(false); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := q.Poll(wc[:]); n != 0 {
+		t.Fatalf("unexpected completion %+v", wc[0])
+	}
+	err := q.WaitEvent(q.ch, time.Now().Add(d))
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		n, _ := q.Poll(wc[:])
+		t.Fatalf("wanted no completion, got event %v and %d: %+v", err, n, wc[0])
+	}
+}
+
+type qpOpts struct {
+	typ     ib.QPType
+	srq     *SRQ
+	send    int
+	recv    int
+	sge     int
+	inline  int
+	timeout uint8
+	retry   uint8
+}
+
+func (e *env) newQP(t *testing.T, scq, rcq *cq, o qpOpts) *QP {
+	t.Helper()
+	if o.typ == 0 {
+		o.typ = ib.QPTypeRC
+	}
+	init := uverbs.QPInit{Type: o.typ, SendCQ: scq.UVerbs(), RecvCQ: rcq.UVerbs(), Cap: uverbs.QPCap{
+		MaxSendWR: uint32(max(o.send, 16)), MaxRecvWR: uint32(max(o.recv, 16)), MaxSendSGE: uint32(max(o.sge, 1)),
+		MaxRecvSGE: uint32(max(o.sge, 1)), MaxInlineData: uint32(o.inline)}}
+	if o.srq != nil {
+		init.SRQ, init.Cap.MaxRecvWR, init.Cap.MaxRecvSGE = o.srq.UVerbs(), 0, 0
+	}
+	u, err := e.pd.CreateQP(init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qp, err := NewQP(u)
+	if err != nil {
+		u.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { qp.Close() })
+	return qp
+}
+
+// connect takes qp to RTS talking to the QP numbered dest on the same
+// device.
+func (e *env) connect(t *testing.T, qp *QP, dest uint32, o qpOpts) {
+	t.Helper()
+	u := qp.UVerbs()
+	attr := &uverbs.QPAttr{State: ib.QPStateInit, Port: 1,
+		AccessFlags: uverbs.AccessRemoteWrite | uverbs.AccessRemoteRead | uverbs.AccessRemoteAtomic}
+	mask := uverbs.QPAttrState | uverbs.QPAttrPKeyIndex | uverbs.QPAttrPort
+	if u.Type() == ib.QPTypeUD {
+		attr.QKey = 0x11111111
+		mask |= uverbs.QPAttrQKey
+	} else {
+		mask |= uverbs.QPAttrAccessFlags
+	}
+	if err := u.Modify(attr, mask); err != nil {
+		t.Fatal(err)
+	}
+	attr = &uverbs.QPAttr{State: ib.QPStateRTR}
+	mask = uverbs.QPAttrState
+	if u.Type() != ib.QPTypeUD {
+		attr.PathMTU, attr.DestQPN, attr.RQPSN = ib.MTU1024, dest, 0
+		attr.AH = uverbs.AHAttr{IsGlobal: true, DGID: e.sgid.GID, SGIDIndex: uint8(e.sgid.Index), HopLimit: 1, Port: 1}
+		mask |= uverbs.QPAttrAV | uverbs.QPAttrPathMTU | uverbs.QPAttrDestQPN | uverbs.QPAttrRQPSN
+		if u.Type() == ib.QPTypeRC {
+			attr.MaxDestRdAtomic, attr.MinRNRTimer = 4, 1
+			mask |= uverbs.QPAttrMaxDestRdAtomic | uverbs.QPAttrMinRNRTimer
+		}
+	}
+	if err := u.Modify(attr, mask); err != nil {
+		t.Fatal(err)
+	}
+	attr = &uverbs.QPAttr{State: ib.QPStateRTS}
+	mask = uverbs.QPAttrState | uverbs.QPAttrSQPSN
+	if u.Type() == ib.QPTypeRC {
+		attr.Timeout, attr.RetryCnt, attr.RNRRetry, attr.MaxRdAtomic = 14, 7, 7, 4
+		if o.timeout != 0 {
+			attr.Timeout, attr.RetryCnt, attr.RNRRetry = o.timeout, o.retry, o.retry
+		}
+		mask |= uverbs.QPAttrTimeout | uverbs.QPAttrRetryCnt | uverbs.QPAttrRNRRetry | uverbs.QPAttrMaxQPRdAtomic
+	}
+	if err := u.Modify(attr, mask); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pair is two connected QPs, each with its own CQ.
+func (e *env) pair(t *testing.T, o qpOpts) (a, b *QP, ca, cb *cq) {
+	t.Helper()
+	ca, cb = e.newCQ(t, 256), e.newCQ(t, 256)
+	a, b = e.newQP(t, ca, ca, o), e.newQP(t, cb, cb, o)
+	e.connect(t, a, b.Num(), o)
+	e.connect(t, b, a.Num(), o)
+	return a, b, ca, cb
+}
+
+func checkWC(t *testing.T, wc WC, id uint64, op WCOpcode, status WCStatus) {
+	t.Helper()
+	// The opcode of an error completion is undefined (rxe reports 0).
+	if wc.ID != id || (status == WCSuccess && wc.Opcode != op) || wc.Status != status {
+		t.Fatalf("completion %+v (%v, %v), want id %d %v %v", wc, wc.Opcode, wc.Status, id, op, status)
+	}
+}

@@ -1,0 +1,93 @@
+package rxe
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/uverbs"
+	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
+)
+
+// queue is one rxe queue mapped from the kernel: struct rxe_queue_buf and
+// its elements. Both indices are kept masked. For queues user space fills
+// (send, receive, SRQ) it owns producer_index and the kernel
+// consumer_index; for CQs the reverse.
+type queue struct {
+	mem   []byte
+	hdr   *abi.RxeQueueBuf
+	data  unsafe.Pointer
+	mask  uint32
+	shift uint32
+}
+
+const queueHdrSize = int(unsafe.Sizeof(abi.RxeQueueBuf{}))
+
+func mapQueue(c *uverbs.Context, what string, mi abi.MmInfo) (queue, error) {
+	if int(mi.Size) < queueHdrSize {
+		return queue{}, fmt.Errorf("%s: the kernel's queue of %d bytes is smaller than its header: %w", what, mi.Size, unix.EPROTO)
+	}
+	mem, err := c.MapQueue(mi.Offset, int(mi.Size))
+	if err != nil {
+		return queue{}, err
+	}
+	hdr := (*abi.RxeQueueBuf)(unsafe.Pointer(&mem[0]))
+	q := queue{mem: mem, hdr: hdr, data: unsafe.Pointer(&mem[queueHdrSize]),
+		mask: atomic.LoadUint32(&hdr.IndexMask), shift: atomic.LoadUint32(&hdr.Log2ElemSize)}
+	if q.shift > 20 || q.mask&(q.mask+1) != 0 || queueHdrSize+int(q.mask+1)<<q.shift > len(mem) {
+		unix.Munmap(mem)
+		return queue{}, fmt.Errorf("%s: queue header (elements 1<<%d bytes, mask %#x) exceeds the %d-byte mapping: %w",
+			what, q.shift, q.mask, len(mem), unix.EPROTO)
+	}
+	return q, nil
+}
+
+func (q *queue) unmap() error {
+	if q.mem == nil {
+		return nil
+	}
+	err := unix.Munmap(q.mem)
+	*q = queue{}
+	return err
+}
+
+func (q *queue) elemSize() int { return 1 << q.shift }
+
+func (q *queue) elem(i uint32) unsafe.Pointer {
+	return unsafe.Add(q.data, uintptr(i&q.mask)<<q.shift)
+}
+
+// free is the number of slots user space can fill (producer side).
+func (q *queue) free() uint32 {
+	prod := atomic.LoadUint32(&q.hdr.ProducerIndex)
+	cons := atomic.LoadUint32(&q.hdr.ConsumerIndex) // acquire: the kernel is done with the slots
+	return q.mask - (prod-cons)&q.mask
+}
+
+// produce returns the next slot to fill (producer side), or false when
+// the queue is full.
+func (q *queue) produce() (uint32, bool) {
+	prod := atomic.LoadUint32(&q.hdr.ProducerIndex)
+	cons := atomic.LoadUint32(&q.hdr.ConsumerIndex)
+	return prod, (prod+1-cons)&q.mask != 0
+}
+
+// publish hands slot prod to the kernel (a release store).
+func (q *queue) publish(prod uint32) {
+	atomic.StoreUint32(&q.hdr.ProducerIndex, (prod+1)&q.mask)
+}
+
+// consume returns the next slot to read (consumer side), or false when
+// the queue is empty.
+func (q *queue) consume() (uint32, bool) {
+	cons := atomic.LoadUint32(&q.hdr.ConsumerIndex)
+	prod := atomic.LoadUint32(&q.hdr.ProducerIndex) // acquire: the element is written
+	return cons, (prod-cons)&q.mask != 0
+}
+
+// release gives slot cons back to the kernel (a release store).
+func (q *queue) release(cons uint32) {
+	atomic.StoreUint32(&q.hdr.ConsumerIndex, (cons+1)&q.mask)
+}

@@ -1,0 +1,115 @@
+package rxe
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"testing"
+	"unsafe"
+
+	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/uverbs"
+	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
+)
+
+// fakeQueue lays out a queue as rxe does, in ordinary memory.
+func fakeQueue(t *testing.T, slots, elemShift int) (queue, []byte) {
+	t.Helper()
+	mem := make([]byte, queueHdrSize+slots<<elemShift)
+	hdr := (*abi.RxeQueueBuf)(unsafe.Pointer(&mem[0]))
+	hdr.Log2ElemSize, hdr.IndexMask = uint32(elemShift), uint32(slots-1)
+	return queue{mem: mem, hdr: hdr, data: unsafe.Pointer(&mem[queueHdrSize]), mask: uint32(slots - 1), shift: uint32(elemShift)}, mem
+}
+
+// TestQueueIndices fills and drains a queue across the index wrap, as
+// producer and consumer.
+func TestQueueIndices(t *testing.T) {
+	q, _ := fakeQueue(t, 4, 6)
+	for round := 0; round < 5; round++ {
+		if q.free() != 3 {
+			t.Fatalf("round %d: %d free, want 3 (one slot stays empty)", round, q.free())
+		}
+		for i := 0; i < 3; i++ {
+			prod, ok := q.produce()
+			if !ok {
+				t.Fatalf("round %d: full after %d", round, i)
+			}
+			*(*uint32)(q.elem(prod)) = uint32(round*10 + i)
+			q.publish(prod)
+		}
+		if _, ok := q.produce(); ok {
+			t.Fatalf("round %d: a fourth slot in a queue of 3", round)
+		}
+		for i := 0; i < 3; i++ {
+			cons, ok := q.consume()
+			if !ok || *(*uint32)(q.elem(cons)) != uint32(round*10+i) {
+				t.Fatalf("round %d: element %d: ok %v", round, i, ok)
+			}
+			q.release(cons)
+		}
+		if _, ok := q.consume(); ok {
+			t.Fatalf("round %d: element in an empty queue", round)
+		}
+		if p := atomic.LoadUint32(&q.hdr.ProducerIndex); p > q.mask {
+			t.Fatalf("producer index %d not masked", p)
+		}
+	}
+}
+
+// TestPollDecodes reads a completion the way the kernel writes it.
+func TestPollDecodes(t *testing.T) {
+	q, _ := fakeQueue(t, 8, 6)
+	prod, _ := q.produce()
+	e := (*abi.UverbsWc)(q.elem(prod))
+	*e = abi.UverbsWc{WrID: 42, Status: 0, Opcode: uint32(WCRecv), ByteLen: 100, QpNum: 17, WcFlags: uint32(WCWithImm)}
+	binary.BigEndian.PutUint32(unsafe.Slice((*byte)(unsafe.Pointer(&e.Ex)), 4), 0x01020304)
+	q.publish(prod)
+	cq := &CQ{q: q}
+	wc := make([]WC, 4)
+	n, err := cq.Poll(wc)
+	if err != nil || n != 1 {
+		t.Fatalf("Poll = %d, %v", n, err)
+	}
+	if w := wc[0]; w.ID != 42 || w.Opcode != WCRecv || w.ByteLen != 100 || w.QPNum != 17 || w.Imm != 0x01020304 || w.Flags != WCWithImm {
+		t.Fatalf("%+v", w)
+	}
+	if n, _ := cq.Poll(wc); n != 0 {
+		t.Fatalf("second Poll = %d", n)
+	}
+}
+
+// TestSendWQELayout checks the bytes of an RDMA write and an atomic WQE
+// against struct rxe_send_wqe.
+func TestSendWQELayout(t *testing.T) {
+	q, mem := fakeQueue(t, 4, 8)
+	qp := &QP{typ: ib.QPTypeRC, cap: uverbs.QPCap{MaxSendSGE: 2, MaxInlineData: 32}, sq: q}
+	wr := SendWR{ID: 7, Opcode: OpRDMAWriteWithImm, Flags: SendSignaled, Imm: 0xa0b0c0d0,
+		SGE: []SGE{{Addr: 0x1000, Length: 10, LKey: 5}, {Addr: 0x2000, Length: 20, LKey: 6}}, RemoteAddr: 0x9000, RKey: 77}
+	if err := qp.postOneSend(&wr); err != nil {
+		t.Fatal(err)
+	}
+	w := mem[queueHdrSize:]
+	le := binary.LittleEndian
+	if le.Uint64(w[0:]) != 7 || le.Uint32(w[12:]) != uint32(OpRDMAWriteWithImm) || le.Uint32(w[16:]) != uint32(SendSignaled) ||
+		binary.BigEndian.Uint32(w[20:]) != 0xa0b0c0d0 || le.Uint64(w[24:]) != 0x9000 || le.Uint32(w[32:]) != 77 {
+		t.Fatalf("rxe_send_wr: % x", w[:40])
+	}
+	if le.Uint64(w[152:]) != 0x9000 || le.Uint32(w[184:]) != 30 || le.Uint32(w[188:]) != 30 || le.Uint32(w[196:]) != 2 {
+		t.Fatalf("iova/dma: % x", w[152:208])
+	}
+	if le.Uint64(w[208:]) != 0x1000 || le.Uint32(w[216:]) != 10 || le.Uint32(w[220:]) != 5 || le.Uint64(w[224:]) != 0x2000 {
+		t.Fatalf("sge: % x", w[208:240])
+	}
+	atomicWR := SendWR{ID: 8, Opcode: OpAtomicCmpAndSwp, SGE: []SGE{{Addr: 0x3000, Length: 8, LKey: 5}},
+		RemoteAddr: 0x8000, RKey: 78, CompareAdd: 3, Swap: 4}
+	if err := qp.postOneSend(&atomicWR); err != nil {
+		t.Fatal(err)
+	}
+	w = mem[queueHdrSize+256:]
+	if le.Uint64(w[24:]) != 0x8000 || le.Uint64(w[32:]) != 3 || le.Uint64(w[40:]) != 4 || le.Uint32(w[48:]) != 78 ||
+		le.Uint64(w[152:]) != 0x8000 || le.Uint32(w[176:]) != 1 {
+		t.Fatalf("atomic: % x", w[:208])
+	}
+	if p := atomic.LoadUint32(&q.hdr.ProducerIndex); p != 2 {
+		t.Fatalf("producer index %d after two posts", p)
+	}
+}

@@ -1,0 +1,85 @@
+package uverbs
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
+)
+
+// SRQAttrMask selects what SRQ.Modify changes (enum ib_srq_attr_mask).
+type SRQAttrMask uint32
+
+// SRQ attribute mask bits.
+const (
+	SRQAttrMaxWR SRQAttrMask = abi.IB_SRQ_MAX_WR // resize to SRQAttr.MaxWR
+	SRQAttrLimit SRQAttrMask = abi.IB_SRQ_LIMIT  // arm the limit event at SRQAttr.SRQLimit (0 disarms)
+)
+
+// String lists the bits.
+func (m SRQAttrMask) String() string {
+	return flagString(uint64(m), []flag{{1 << 0, "MAX_WR"}, {1 << 1, "LIMIT"}})
+}
+
+// Modify changes the SRQ (MODIFY_SRQ): SRQAttrLimit arms the
+// SRQ_LIMIT_REACHED event for when fewer than attr.SRQLimit receive
+// requests remain (0 disarms it); SRQAttrMaxWR resizes the queue to
+// attr.MaxWR. rxe moves a resized queue to new memory and writes its new
+// mmap cookie where this package points it; DriverData then holds it (in
+// the place struct rxe_create_srq_resp has it), and a data path that
+// mapped the old queue must map the new one. siw cannot resize (an error
+// matching ErrNotSupported). Modify must not run concurrently with other
+// uses of the SRQ.
+func (s *SRQ) Modify(attr SRQAttr, mask SRQAttrMask) error {
+	c := s.ctx
+	op := fmt.Sprintf("modify srq %d (%v)", s.handle, mask)
+	if mask == 0 || mask&^(SRQAttrMaxWR|SRQAttrLimit) != 0 {
+		return invalid(c.dev.Name, op, "mask %#x", uint32(mask))
+	}
+	if mask&SRQAttrMaxWR != 0 && attr.MaxWR == 0 {
+		return invalid(c.dev.Name, op, "max_wr 0")
+	}
+	if err := s.live(op); err != nil {
+		return err
+	}
+	req := abi.ModifySrq{SrqHandle: s.handle, AttrMask: uint32(mask), MaxWr: attr.MaxWR, SrqLimit: attr.SRQLimit}
+	w := &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_MODIFY_SRQ, Req: abi.Bytes(&req)}
+	// rxe needs struct rxe_modify_srq_cmd always, and writes a resized
+	// queue's struct mminfo to the address it holds: pinned Go memory,
+	// alive across the call (libibverbs' rxe provider does the same with
+	// a stack variable).
+	var mi *abi.MmInfo
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
+	if c.dev.DriverID == ib.DriverRXE {
+		mi = new(abi.MmInfo)
+		pinner.Pin(mi)
+		cmd := abi.RxeModifySrqCmd{MmapInfoAddr: uint64(uintptr(unsafe.Pointer(mi)))}
+		w.DriverIn = abi.Bytes(&cmd)
+	}
+	err := c.write(op, w)
+	runtime.KeepAlive(mi)
+	if err != nil {
+		return err
+	}
+	if mask&SRQAttrMaxWR == 0 {
+		return nil
+	}
+	// The kernel may round the size; MaxWR reports what it granted.
+	q, err := s.Query()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.maxWR = q.MaxWR
+	if mi != nil && len(s.driver) >= abi.Sizeof[abi.MmInfo]() {
+		d := bytes.Clone(s.driver)
+		copy(d, abi.Bytes(mi))
+		s.driver = d
+	}
+	return nil
+}
