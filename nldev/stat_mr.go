@@ -78,55 +78,8 @@ func (c *Client) MRStat(dev, mrn uint32) (MRStats, error) {
 // decodeMRStatsTable reads one message of an MR statistics dump: DEV_INDEX,
 // DEV_NAME and RES_MR{RES_MR_ENTRY{MRN, [STAT_HWCOUNTERS]}...}.
 func decodeMRStatsTable(b []byte) ([]MRStats, error) {
-	ad, err := netlink.NewAttributeDecoder(b)
-	if err != nil {
-		return nil, err
-	}
-	var devIndex uint32
-	var devName string
-	var haveDev bool
-	var out []MRStats
-	for ad.Next() {
-		switch ad.Type() {
-		case nlabi.RDMA_NLDEV_ATTR_DEV_INDEX:
-			devIndex, haveDev = ad.Uint32(), true
-		case nlabi.RDMA_NLDEV_ATTR_DEV_NAME:
-			devName = ad.String()
-		case nlabi.RDMA_NLDEV_ATTR_RES_MR:
-			ad.Nested(func(tad *netlink.AttributeDecoder) error {
-				for tad.Next() {
-					if tad.Type() != nlabi.RDMA_NLDEV_ATTR_RES_MR_ENTRY {
-						continue
-					}
-					var ms MRStats
-					var ok bool
-					tad.Nested(func(ead *netlink.AttributeDecoder) error {
-						var err error
-						ms, ok, err = decodeMRStatsFields(ead)
-						return err
-					})
-					if tad.Err() != nil {
-						break
-					}
-					if !ok {
-						return fmt.Errorf("MR entry without an MR number: %w", errProto)
-					}
-					out = append(out, ms)
-				}
-				return tad.Err()
-			})
-		}
-	}
-	if err := ad.Err(); err != nil {
-		return nil, fmt.Errorf("decode MR statistics: %w", err)
-	}
-	if !haveDev {
-		return nil, fmt.Errorf("decode MR statistics: reply lacks the device index: %w", errProto)
-	}
-	for i := range out {
-		out[i].DevIndex, out[i].DevName = devIndex, devName
-	}
-	return out, nil
+	return decodeStatTable(b, nlabi.RDMA_NLDEV_ATTR_RES_MR, nlabi.RDMA_NLDEV_ATTR_RES_MR_ENTRY, "MR statistics",
+		decodeMRStatsFields, func(ms *MRStats, dev uint32, name string) { ms.DevIndex, ms.DevName = dev, name })
 }
 
 func decodeMRStatsFields(ad *netlink.AttributeDecoder) (ms MRStats, ok bool, err error) {

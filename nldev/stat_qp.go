@@ -160,54 +160,12 @@ func (c *Client) UnbindQP(dev, port, id, lqpn uint32) error {
 // decodeQPCounters reads one message of a QP counter dump: DEV_INDEX,
 // DEV_NAME and STAT_COUNTER{STAT_COUNTER_ENTRY{...}...}.
 func decodeQPCounters(b []byte) ([]QPCounter, error) {
-	ad, err := netlink.NewAttributeDecoder(b)
-	if err != nil {
-		return nil, err
-	}
-	var devIndex uint32
-	var devName string
-	var haveDev bool
-	var out []QPCounter
-	for ad.Next() {
-		switch ad.Type() {
-		case nlabi.RDMA_NLDEV_ATTR_DEV_INDEX:
-			devIndex, haveDev = ad.Uint32(), true
-		case nlabi.RDMA_NLDEV_ATTR_DEV_NAME:
-			devName = ad.String()
-		case nlabi.RDMA_NLDEV_ATTR_STAT_COUNTER:
-			ad.Nested(func(tad *netlink.AttributeDecoder) error {
-				for tad.Next() {
-					if tad.Type() != nlabi.RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY {
-						continue
-					}
-					var qc QPCounter
-					var ok bool
-					tad.Nested(func(ead *netlink.AttributeDecoder) error {
-						ok, err = qc.decodeFields(ead)
-						return err
-					})
-					if tad.Err() != nil {
-						break
-					}
-					if !ok {
-						return fmt.Errorf("QP counter entry without an id: %w", errProto)
-					}
-					out = append(out, qc)
-				}
-				return tad.Err()
-			})
-		}
-	}
-	if err := ad.Err(); err != nil {
-		return nil, fmt.Errorf("decode QP counters: %w", err)
-	}
-	if !haveDev {
-		return nil, fmt.Errorf("decode QP counters: reply lacks the device index: %w", errProto)
-	}
-	for i := range out {
-		out[i].DevIndex, out[i].DevName = devIndex, devName
-	}
-	return out, nil
+	return decodeStatTable(b, nlabi.RDMA_NLDEV_ATTR_STAT_COUNTER, nlabi.RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY, "QP counters",
+		func(ad *netlink.AttributeDecoder) (QPCounter, bool, error) {
+			var qc QPCounter
+			ok, err := qc.decodeFields(ad)
+			return qc, ok, err
+		}, func(qc *QPCounter, dev uint32, name string) { qc.DevIndex, qc.DevName = dev, name })
 }
 
 // decodeQPCounter reads a reply that carries one counter's attributes at

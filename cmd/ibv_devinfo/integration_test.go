@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -13,16 +12,7 @@ import (
 
 func oracle(t *testing.T, args ...string) (string, bool) {
 	t.Helper()
-	var out bytes.Buffer
-	cmd := exec.Command(testenv.Oracle(t, "ibv_devinfo"), args...)
-	cmd.Stdout = &out
-	err := cmd.Run()
-	if err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
-			t.Fatalf("ibv_devinfo %q: %v", args, err)
-		}
-	}
-	return out.String(), err == nil
+	return testenv.Output(t, testenv.Oracle(t, "ibv_devinfo"), args...)
 }
 
 func ours(t *testing.T, args ...string) (string, bool) {

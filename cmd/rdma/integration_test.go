@@ -23,16 +23,7 @@ import (
 // exited zero.
 func iproute2(t *testing.T, args ...string) (string, bool) {
 	t.Helper()
-	var out bytes.Buffer
-	cmd := exec.Command(testenv.Oracle(t, "rdma"), args...)
-	cmd.Stdout = &out
-	err := cmd.Run()
-	if err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
-			t.Fatalf("iproute2 rdma %q: %v", args, err)
-		}
-	}
-	return out.String(), err == nil
+	return testenv.Output(t, testenv.Oracle(t, "rdma"), args...)
 }
 
 func ours(t *testing.T, args ...string) (string, bool) {

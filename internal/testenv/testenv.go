@@ -115,3 +115,20 @@ func Iproute2Version(t testing.TB, rdma string) [2]int {
 	}
 	return [2]int{major, minor}
 }
+
+// Output runs a tool and returns its standard output and whether it
+// exited zero: for comparing how two tools fail. A tool that cannot be
+// started fails the test.
+func Output(t testing.TB, path string, args ...string) (string, bool) {
+	t.Helper()
+	var stdout bytes.Buffer
+	cmd := exec.Command(path, args...)
+	cmd.Stdout = &stdout
+	err := cmd.Run()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("%s %s: %v", path, strings.Join(args, " "), err)
+		}
+	}
+	return stdout.String(), err == nil
+}
