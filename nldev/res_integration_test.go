@@ -1,7 +1,6 @@
 package nldev
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mdlayher/netlink"
@@ -43,18 +41,12 @@ func startWorkload(t *testing.T) *resWorkload {
 	w.start(t, "ibv_rc_pingpong", "-d", "rxe0", "-g", "1", "-p", "18601")
 	w.start(t, "ibv_srq_pingpong", "-d", "rxe1", "-g", "1", "-p", "18602", "-q", strconv.Itoa(srqQPs))
 	w.start(t, "rping", "-s", "-a", "10.77.0.1", "-p", "18603")
-	t.Cleanup(w.stop)
 	return w
 }
 
 func (w *resWorkload) start(t *testing.T, name string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(testenv.Oracle(t, name), args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
+	cmd := testenv.Start(t, name, args...)
 	w.cmds = append(w.cmds, cmd)
 	w.pids[name] = uint32(cmd.Process.Pid)
 }
@@ -63,22 +55,9 @@ func (w *resWorkload) start(t *testing.T, name string, args ...string) {
 // objects when their files are closed.
 func (w *resWorkload) stop() {
 	for _, cmd := range w.cmds {
-		cmd.Process.Kill()
-		cmd.Wait()
+		testenv.Stop(cmd)
 	}
 	w.cmds = nil
-}
-
-// waitFor polls cond for up to 20 s (TCG is slow).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // devByName finds a device index by name.
@@ -95,7 +74,7 @@ func devByName(t *testing.T, c *Client, name string) uint32 {
 func workloadReady(t *testing.T, c *Client, w *resWorkload) {
 	t.Helper()
 	rxe0, rxe1 := devByName(t, c, "rxe0"), devByName(t, c, "rxe1")
-	waitFor(t, "the tools' objects", func() bool {
+	testenv.WaitFor(t, "the tools' objects", func() bool {
 		s0, err0 := c.ResourceSummaryOf(rxe0)
 		s1, err1 := c.ResourceSummaryOf(rxe1)
 		if err0 != nil || err1 != nil {
@@ -457,7 +436,7 @@ func TestIntegrationResourceLifecycle(t *testing.T) {
 	}
 
 	w.stop()
-	waitFor(t, "the tools' objects to go", func() bool {
+	testenv.WaitFor(t, "the tools' objects to go", func() bool {
 		for _, dev := range []uint32{rxe0, rxe1} {
 			s, err := c.ResourceSummaryOf(dev)
 			if err != nil {

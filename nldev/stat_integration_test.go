@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mdlayher/netlink"
@@ -50,33 +48,11 @@ func rawStat(t *testing.T, c *Client, cmd uint16, flags netlink.HeaderFlags, att
 	return msgs
 }
 
-// startQP runs rdma-core's ibv_rc_pingpong as a server on dev: it creates
-// an RC QP (and a PD, CQ and MR) and waits for a client that never comes.
-// It returns the QP's number, found with iproute2 by the tool's pid.
+// startQP runs ibv_rc_pingpong as a server on dev and returns its QP's
+// number.
 func startQP(t *testing.T, dev string) uint32 {
 	t.Helper()
-	cmd := exec.Command(testenv.Oracle(t, "ibv_rc_pingpong"), "-d", dev, "-g", "1", "-p", "18515")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	rdma := testenv.Oracle(t, "rdma")
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		var qps []map[string]any
-		if err := json.Unmarshal(testenv.Run(t, rdma, "-j", "resource", "show", "qp", "link", dev+"/1"), &qps); err != nil {
-			t.Fatal(err)
-		}
-		for _, qp := range qps {
-			if qp["pid"] == float64(cmd.Process.Pid) && qp["type"] == "RC" {
-				return uint32(qp["lqpn"].(float64))
-			}
-		}
-	}
-	t.Fatal("ibv_rc_pingpong created no QP")
-	return 0
+	return testenv.StartRCServer(t, dev, 18515)
 }
 
 // TestIntegrationStatCaptureFixtures records the kernel's statistics

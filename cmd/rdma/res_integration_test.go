@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -30,21 +28,14 @@ func startResTools(t *testing.T) *resTools {
 		{"ibv_srq_pingpong", "-d", "rxe1", "-g", "1", "-p", "18702", "-q", "6"},
 		{"rping", "-s", "-a", "10.77.0.1", "-p", "18703"},
 	} {
-		cmd := exec.Command(testenv.Oracle(t, args[0]), args[1:]...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start %s: %v", args[0], err)
-		}
-		w.cmds = append(w.cmds, cmd)
+		w.cmds = append(w.cmds, testenv.Start(t, args[0], args[1:]...))
 	}
-	t.Cleanup(w.stop)
 	c, err := nldev.Dial()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	wait(t, "the tools' objects", func() bool {
+	testenv.WaitFor(t, "the tools' objects", func() bool {
 		sums, err := c.ResourceSummary()
 		if err != nil {
 			t.Fatal(err)
@@ -71,21 +62,9 @@ func startResTools(t *testing.T) *resTools {
 
 func (w *resTools) stop() {
 	for _, cmd := range w.cmds {
-		cmd.Process.Kill()
-		cmd.Wait()
+		testenv.Stop(cmd)
 	}
 	w.cmds = nil
-}
-
-func wait(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // iproute2Before reports whether the oracle is older than major.minor
@@ -224,7 +203,7 @@ func TestIntegrationResourceGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	wait(t, "the tools' objects to go", func() bool {
+	testenv.WaitFor(t, "the tools' objects to go", func() bool {
 		out, _ := ours(t, "res", "show", "ctx")
 		return out == ""
 	})

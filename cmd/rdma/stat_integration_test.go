@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -142,29 +141,7 @@ func keys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 // MR exist; it returns the QP's number as iproute2 lists it.
 func statStartQP(t *testing.T, dev string) string {
 	t.Helper()
-	cmd := exec.Command(testenv.Oracle(t, "ibv_rc_pingpong"), "-d", dev, "-g", "1", "-p", "18516")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		out, _ := iproute2(t, "-j", "resource", "show", "qp", "link", dev+"/1")
-		var qps []map[string]any
-		if err := json.Unmarshal([]byte(out), &qps); err != nil {
-			t.Fatalf("%v in %q", err, out)
-		}
-		for _, qp := range qps {
-			if qp["pid"] == float64(cmd.Process.Pid) && qp["type"] == "RC" {
-				b, _ := json.Marshal(qp["lqpn"])
-				return string(b)
-			}
-		}
-	}
-	t.Fatal("ibv_rc_pingpong created no QP")
-	return ""
+	return strconv.FormatUint(uint64(testenv.StartRCServer(t, dev, 18516)), 10)
 }
 
 // TestIntegrationStatShows compares the other show commands (QP counters,
