@@ -199,3 +199,13 @@ func showRaw(rs *resSession, objs []nldev.RawResource, link bool) error {
 	}
 	return nil
 }
+
+// fetchShowRaw fetches raw objects (a lookup by id when the filters name
+// one, else a dump) and prints them.
+func fetchShowRaw(rs *resSession, link bool, get func(id uint32) (nldev.RawResource, error), dump func() ([]nldev.RawResource, error)) error {
+	objs, err := fetch(rs, get, dump)
+	if err != nil {
+		return err
+	}
+	return showRaw(rs, objs, link)
+}

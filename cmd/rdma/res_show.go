@@ -13,17 +13,13 @@ import (
 
 func showQPs(rs *resSession, d nldev.Device, port uint32) error {
 	if rs.o.raw {
-		objs, err := fetch(rs, func(id uint32) (nldev.RawResource, error) { return rs.c.RawQP(d.Index, port, id) },
+		return fetchShowRaw(rs, true, func(id uint32) (nldev.RawResource, error) { return rs.c.RawQP(d.Index, port, id) },
 			func() ([]nldev.RawResource, error) {
 				if port == 0 {
 					return rs.c.RawQPs(d.Index, rs.opts()...)
 				}
 				return rs.c.RawQPsOfPort(d.Index, port, rs.opts()...)
 			})
-		if err != nil {
-			return err
-		}
-		return showRaw(rs, objs, true)
 	}
 	qps, err := fetch(rs, func(id uint32) (nldev.QP, error) { return rs.c.QP(d.Index, port, id) },
 		func() ([]nldev.QP, error) {
@@ -71,14 +67,20 @@ func showQPs(rs *resSession, d nldev.Device, port uint32) error {
 			p.str("path-mig-state", "path-mig-state %s ", q.PathMigState.String())
 		}
 		resU32(p, "pdn", q.PDN)
-		printPID(p, q.Owner)
-		printComm(p, q.Owner)
-		printDriver(rs, q.Driver)
-		if err := p.end(); err != nil {
+		if err := endObject(rs, q.Owner, q.Driver); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// endObject prints what every object but a cm_id ends with, its owner and
+// driver attributes, and ends the record.
+func endObject(rs *resSession, owner nldev.Owner, driver []nldev.DriverAttr) error {
+	printPID(rs.p, owner)
+	printComm(rs.p, owner)
+	printDriver(rs, driver)
+	return rs.p.end()
 }
 
 func deref[T any](v *T) T {
@@ -168,12 +170,8 @@ func printAddr(p *printer, key, addr string, port uint16) {
 
 func showCQs(rs *resSession, d nldev.Device, _ uint32) error {
 	if rs.o.raw {
-		objs, err := fetch(rs, func(id uint32) (nldev.RawResource, error) { return rs.c.RawCQ(d.Index, id) },
+		return fetchShowRaw(rs, false, func(id uint32) (nldev.RawResource, error) { return rs.c.RawCQ(d.Index, id) },
 			func() ([]nldev.RawResource, error) { return rs.c.RawCQs(d.Index, rs.opts()...) })
-		if err != nil {
-			return err
-		}
-		return showRaw(rs, objs, false)
 	}
 	cqs, err := fetch(rs, func(id uint32) (nldev.CQ, error) { return rs.c.CQ(d.Index, id) },
 		func() ([]nldev.CQ, error) { return rs.c.CQs(d.Index, rs.opts()...) })
@@ -205,10 +203,7 @@ func showCQs(rs *resSession, d nldev.Device, _ uint32) error {
 			p.onOff("adaptive-moderation", "adaptive-moderation %s ", *q.AdaptiveModeration)
 		}
 		resU32(p, "ctxn", q.CTXN)
-		printPID(p, q.Owner)
-		printComm(p, q.Owner)
-		printDriver(rs, q.Driver)
-		if err := p.end(); err != nil {
+		if err := endObject(rs, q.Owner, q.Driver); err != nil {
 			return err
 		}
 	}
@@ -217,12 +212,8 @@ func showCQs(rs *resSession, d nldev.Device, _ uint32) error {
 
 func showMRs(rs *resSession, d nldev.Device, _ uint32) error {
 	if rs.o.raw {
-		objs, err := fetch(rs, func(id uint32) (nldev.RawResource, error) { return rs.c.RawMR(d.Index, id) },
+		return fetchShowRaw(rs, false, func(id uint32) (nldev.RawResource, error) { return rs.c.RawMR(d.Index, id) },
 			func() ([]nldev.RawResource, error) { return rs.c.RawMRs(d.Index, rs.opts()...) })
-		if err != nil {
-			return err
-		}
-		return showRaw(rs, objs, false)
 	}
 	mrs, err := fetch(rs, func(id uint32) (nldev.MR, error) { return rs.c.MR(d.Index, id) },
 		func() ([]nldev.MR, error) { return rs.c.MRs(d.Index, rs.opts()...) })
@@ -244,10 +235,7 @@ func showMRs(rs *resSession, d nldev.Device, _ uint32) error {
 		printKey(p, "iova", m.IOVA)
 		resU32(p, "mrlen", &m.Length)
 		resU32(p, "pdn", m.PDN)
-		printPID(p, m.Owner)
-		printComm(p, m.Owner)
-		printDriver(rs, m.Driver)
-		if err := p.end(); err != nil {
+		if err := endObject(rs, m.Owner, m.Driver); err != nil {
 			return err
 		}
 	}
@@ -274,10 +262,7 @@ func showPDs(rs *resSession, d nldev.Device, _ uint32) error {
 		resU32(p, "users", &x.Users)
 		printKey(p, "unsafe_global_rkey", x.UnsafeGlobalRKey)
 		resU32(p, "ctxn", x.CTXN)
-		printPID(p, x.Owner)
-		printComm(p, x.Owner)
-		printDriver(rs, x.Driver)
-		if err := p.end(); err != nil {
+		if err := endObject(rs, x.Owner, x.Driver); err != nil {
 			return err
 		}
 	}
@@ -297,10 +282,7 @@ func showContexts(rs *resSession, d nldev.Device, _ uint32) error {
 		}
 		printDev(p, x.DevIndex, x.DevName)
 		resU32(p, "ctxn", &x.CTXN)
-		printPID(p, x.Owner)
-		printComm(p, x.Owner)
-		printDriver(rs, x.Driver)
-		if err := p.end(); err != nil {
+		if err := endObject(rs, x.Owner, x.Driver); err != nil {
 			return err
 		}
 	}
@@ -309,12 +291,8 @@ func showContexts(rs *resSession, d nldev.Device, _ uint32) error {
 
 func showSRQs(rs *resSession, d nldev.Device, _ uint32) error {
 	if rs.o.raw {
-		objs, err := fetch(rs, func(id uint32) (nldev.RawResource, error) { return rs.c.RawSRQ(d.Index, id) },
+		return fetchShowRaw(rs, false, func(id uint32) (nldev.RawResource, error) { return rs.c.RawSRQ(d.Index, id) },
 			func() ([]nldev.RawResource, error) { return rs.c.RawSRQs(d.Index, rs.opts()...) })
-		if err != nil {
-			return err
-		}
-		return showRaw(rs, objs, false)
 	}
 	srqs, err := fetch(rs, func(id uint32) (nldev.SRQ, error) { return rs.c.SRQ(d.Index, id) },
 		func() ([]nldev.SRQ, error) { return rs.c.SRQs(d.Index, rs.opts()...) })
@@ -342,10 +320,7 @@ func showSRQs(rs *resSession, d nldev.Device, _ uint32) error {
 		}
 		resU32(p, "pdn", &s.PDN)
 		resU32(p, "cqn", s.CQN)
-		printPID(p, s.Owner)
-		printComm(p, s.Owner)
-		printDriver(rs, s.Driver)
-		if err := p.end(); err != nil {
+		if err := endObject(rs, s.Owner, s.Driver); err != nil {
 			return err
 		}
 	}
