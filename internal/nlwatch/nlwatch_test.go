@@ -1,0 +1,65 @@
+package nlwatch
+
+import (
+	"os/exec"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/internal/testenv"
+)
+
+func TestListenPendingClose(t *testing.T) {
+	c, err := Listen(unix.NETLINK_ROUTE, unix.RTMGRP_LINK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Pending(func([]byte) {}); err != nil {
+		t.Fatalf("Pending with nothing queued: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	var nilConn *Conn
+	if err := nilConn.Close(); err != nil {
+		t.Fatalf("Close on nil: %v", err)
+	}
+	if _, err := Listen(-1, 0); err == nil {
+		t.Fatal("Listen on protocol -1 succeeded")
+	}
+}
+
+// TestIntegrationLinkEvents: a network device added and set up is seen at
+// once, as rtnetlink messages from the kernel.
+func TestIntegrationLinkEvents(t *testing.T) {
+	testenv.RequireRDMA(t)
+	c, err := Listen(unix.NETLINK_ROUTE, unix.RTMGRP_LINK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ip := testenv.Oracle(t, "ip")
+	testenv.Run(t, ip, "link", "add", "nlwatch0", "type", "dummy")
+	t.Cleanup(func() { exec.Command(ip, "link", "del", "nlwatch0").Run() })
+	testenv.Run(t, ip, "link", "set", "nlwatch0", "up")
+	var types []uint16
+	if err := c.Pending(func(b []byte) {
+		if len(b) >= unix.SizeofNlMsghdr {
+			types = append(types, uint16(b[4])|uint16(b[5])<<8)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	newlinks := 0
+	for _, ty := range types {
+		if ty == unix.RTM_NEWLINK {
+			newlinks++
+		}
+	}
+	if newlinks < 2 {
+		t.Fatalf("message types %v: want at least two RTM_NEWLINK (add, up)", types)
+	}
+}

@@ -1,0 +1,46 @@
+package uevent
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/internal/nlwatch"
+)
+
+// kernelGroup is the multicast group of the kernel's own uevents (group 2
+// carries udevd's re-broadcasts, in libudev's format).
+const kernelGroup = 1
+
+// ErrOverrun means the kernel dropped events: anything may have changed.
+var ErrOverrun = nlwatch.ErrOverrun
+
+// Conn receives the kernel's uevents without waiting, in the network
+// namespace of the thread that opened it.
+type Conn struct{ w *nlwatch.Conn }
+
+// Listen opens a Conn.
+func Listen() (*Conn, error) {
+	w, err := nlwatch.Listen(unix.NETLINK_KOBJECT_UEVENT, kernelGroup)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{w}, nil
+}
+
+// Pending calls fn for every event queued on c, without waiting, and
+// returns when none is left; messages that do not parse are skipped. If
+// the kernel dropped events the error matches ErrOverrun.
+func (c *Conn) Pending(fn func(Event)) error {
+	return c.w.Pending(func(b []byte) {
+		if e, err := Parse(b); err == nil {
+			fn(e)
+		}
+	})
+}
+
+// Close closes the socket. Safe to call more than once, and on nil.
+func (c *Conn) Close() error {
+	if c == nil {
+		return nil
+	}
+	return c.w.Close()
+}

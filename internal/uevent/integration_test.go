@@ -1,0 +1,97 @@
+package uevent
+
+import (
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/nldev"
+)
+
+// TestIntegrationRXE adds and deletes an rxe device and checks that the
+// kernel's events arrive, parse, and name the device's uverbs node.
+func TestIntegrationRXE(t *testing.T) {
+	testenv.RequireRDMA(t)
+	ok, err := Delivered()
+	if err != nil || !ok {
+		t.Fatalf("Delivered() = %v, %v; the VM's root namespace receives uevents", ok, err)
+	}
+	c, err := Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	nl, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nl.Close() })
+	ip := testenv.Oracle(t, "ip")
+	testenv.Run(t, ip, "link", "add", "ueventd0", "type", "dummy")
+	t.Cleanup(func() { exec.Command(ip, "link", "del", "ueventd0").Run() })
+	testenv.Run(t, ip, "link", "set", "ueventd0", "up")
+	if err := drain(c); err != nil { // the dummy's own events
+		t.Fatal(err)
+	}
+
+	if err := nl.AddLink("rxeuevent0", nldev.LinkRXE, "ueventd0"); err != nil {
+		t.Fatal(err)
+	}
+	dev, err := nl.DeviceByName("rxeuevent0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nl.DeleteLink(dev.Index) })
+	ch, err := nl.UverbsChardev(dev.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The events are queued before NEWLINK returns: no waiting.
+	added := collect(t, c)
+	want := "infiniband/" + ch.Name
+	if !has(added, "add", "infiniband_verbs", want) || !has(added, "add", "infiniband", "") {
+		t.Fatalf("after rdma link add: events %+v lack add of rxeuevent0 and %s", added, want)
+	}
+
+	if err := nl.DeleteLink(dev.Index); err != nil {
+		t.Fatal(err)
+	}
+	removed := collect(t, c)
+	if !has(removed, "remove", "infiniband_verbs", want) || !has(removed, "remove", "infiniband", "") {
+		t.Fatalf("after rdma link delete: events %+v lack remove of rxeuevent0 and %s", removed, want)
+	}
+}
+
+// has reports whether evs hold action on subsystem (and node, if given).
+func has(evs []Event, action, subsystem, node string) bool {
+	for _, e := range evs {
+		if e.Action == action && e.Subsystem == subsystem && (node == "" || e.DevName == node) &&
+			(subsystem != "infiniband" || strings.HasSuffix(e.DevPath, "/rxeuevent0")) {
+			return e.RDMA()
+		}
+	}
+	return false
+}
+
+// collect returns the events queued now, failing on an overrun.
+func collect(t *testing.T, c *Conn) []Event {
+	t.Helper()
+	var evs []Event
+	if err := c.Pending(func(e Event) { evs = append(evs, e) }); err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// drain waits a little for events to settle, then discards them.
+func drain(c *Conn) error {
+	time.Sleep(100 * time.Millisecond)
+	err := c.Pending(func(Event) {})
+	if errors.Is(err, ErrOverrun) {
+		return nil
+	}
+	return err
+}
