@@ -204,3 +204,75 @@ func TestIntegrationDeleteWhileHeld(t *testing.T) {
 		t.Errorf("open fds %d -> %d after the dead device was released", fds, got)
 	}
 }
+
+// TestIntegrationSeesChanges: once the cache is warm, a device added or
+// renamed is in the very next list, with no waiting: the kernel's events
+// are queued before its netlink command returns.
+func TestIntegrationSeesChanges(t *testing.T) {
+	testenv.RequireRDMA(t)
+	warm, err := GetDevices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	FreeDevices(warm)
+	c, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() }) // last: the cleanups below use it
+	ip := testenv.Oracle(t, "ip")
+	testenv.Run(t, ip, "link", "add", "rdmstseen0", "type", "dummy")
+	t.Cleanup(func() { exec.Command(ip, "link", "del", "rdmstseen0").Run() })
+	testenv.Run(t, ip, "link", "set", "rdmstseen0", "up")
+	if err := c.AddLink("rxeseen0", nldev.LinkRXE, "rdmstseen0"); err != nil {
+		t.Fatal(err)
+	}
+	nd, err := c.DeviceByName("rxeseen0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Deleting waits for the cache to close its context: the device is
+	// seen to go by the GetDevices calls that follow, below or in later
+	// tests, and the cleanup runs in the background, bounded.
+	t.Cleanup(func() {
+		done := make(chan error, 1)
+		go func() { done <- c.DeleteLink(nd.Index) }()
+		for {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("delete rxeseen1: %v", err)
+				}
+				return
+			case <-time.After(10 * time.Millisecond):
+				l, err := GetDevices()
+				if err == nil {
+					FreeDevices(l)
+				}
+			}
+		}
+	})
+
+	names := func() map[string]bool {
+		t.Helper()
+		l, err := GetDevices()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer FreeDevices(l)
+		m := map[string]bool{}
+		for _, d := range l {
+			m[d.Name()] = true
+		}
+		return m
+	}
+	if got := names(); !got["rxeseen0"] {
+		t.Fatalf("right after rdma link add, GetDevices lacks rxeseen0: %v", got)
+	}
+	if err := c.Rename(nd.Index, "rxeseen1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); !got["rxeseen1"] || got["rxeseen0"] {
+		t.Fatalf("right after the rename, GetDevices has %v; want rxeseen1 and not rxeseen0", got)
+	}
+}

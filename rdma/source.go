@@ -1,8 +1,10 @@
 package rdma
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/rdmastack/rdmastack/internal/uevent"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -23,11 +25,18 @@ type ident struct {
 	index uint32
 }
 
-// kernelSource asks RDMA netlink, over one socket kept for the process:
-// one GET dump per GetDevices, and GET_CHARDEV only for devices not seen
-// before.
+// kernelSource asks RDMA netlink, over one socket kept for the process,
+// and GET_CHARDEV only for devices not seen before. It enumerates (one GET
+// dump) on the first call and afterwards only when the kernel's uevents
+// say an RDMA device or character device came, went, was renamed or moved
+// (the uverbs node of a device being unregistered goes before the kernel
+// waits for its contexts, so a device held open is still seen to go).
+// Where uevents do not reach the caller's namespace, or the socket for
+// them cannot be had, every call enumerates.
 type kernelSource struct {
-	c *nldev.Client
+	c    *nldev.Client
+	ev   *uevent.Conn // nil: enumerate every time
+	last []ident      // the last enumeration; nil: none valid
 }
 
 func (k *kernelSource) client() (*nldev.Client, error) {
@@ -37,8 +46,36 @@ func (k *kernelSource) client() (*nldev.Client, error) {
 			return nil, err
 		}
 		k.c = c
+		// Listen before the first enumeration, so that nothing between
+		// the two goes unseen.
+		if ok, _ := uevent.Delivered(); ok {
+			k.ev, _ = uevent.Listen()
+		}
 	}
 	return k.c, nil
+}
+
+// reset drops the sockets and the last enumeration: the next call starts
+// afresh.
+func (k *kernelSource) reset() {
+	k.c.Close()
+	k.ev.Close()
+	k.c, k.ev, k.last = nil, nil, nil
+}
+
+// changed reports whether the devices may differ from the last
+// enumeration.
+func (k *kernelSource) changed() bool {
+	if k.last == nil || k.ev == nil {
+		return true
+	}
+	rdma := false
+	err := k.ev.Pending(func(e uevent.Event) { rdma = rdma || e.RDMA() })
+	if err != nil && !errors.Is(err, uevent.ErrOverrun) {
+		k.ev.Close() // enumerate every time from now on
+		k.ev = nil
+	}
+	return rdma || err != nil
 }
 
 func (k *kernelSource) list() ([]ident, error) {
@@ -46,16 +83,20 @@ func (k *kernelSource) list() ([]ident, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !k.changed() {
+		return k.last, nil
+	}
+	k.last = nil
 	devs, err := c.Devices()
 	if err != nil {
-		k.c.Close() // a fresh socket next time
-		k.c = nil
+		k.reset()
 		return nil, err
 	}
 	ids := make([]ident, len(devs))
 	for i, d := range devs {
 		ids[i] = ident{d.Name, d.Index}
 	}
+	k.last = ids
 	return ids, nil
 }
 
