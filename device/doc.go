@@ -8,4 +8,14 @@
 //		fmt.Println(d.Name, d.Uverbs.Path(), d.Ports[0].Netdev)
 //	}
 //	d, ok := snap.ByNetdev("eth0")
+//
+// List is meant to be called as often as a program likes (a device
+// plugin's health loop): after the first call in a namespace it answers
+// from its last snapshot while the kernel's events say nothing changed —
+// uevents for RDMA devices and their character devices, rtnetlink link
+// events for the network devices whose state the ports of rxe and siw
+// follow — and reads again only what changed or what no event covers (the
+// ports of hardware drivers). Where those events are not delivered (a
+// network namespace of another user namespace) every call asks the kernel
+// for everything.
 package device

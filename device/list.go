@@ -3,6 +3,8 @@ package device
 import (
 	"fmt"
 
+	"github.com/rdmastack/rdmastack/ib"
+
 	"github.com/rdmastack/rdmastack/nldev"
 )
 
@@ -12,33 +14,26 @@ type source interface {
 	Inventory() (*nldev.Inventory, error)
 }
 
-// List returns a snapshot of every RDMA device visible in the caller's
-// network namespace. A kernel without RDMA gives an error matching
-// nldev.ErrNoRDMA; no devices at all is an empty snapshot.
-func List() (*Snapshot, error) {
-	c, err := nldev.Dial()
-	if err != nil {
-		return nil, fmt.Errorf("device: list: %w", err)
-	}
-	defer c.Close()
-	return list(c, sysfs{root: "/sys"})
-}
-
 // list joins what src and the sysfs tree say.
 func list(src source, fs sysfs) (*Snapshot, error) {
 	inv, err := src.Inventory()
 	if err != nil {
 		return nil, fmt.Errorf("device: list: %w", err)
 	}
-	snap := &Snapshot{Devices: make([]Device, 0, len(inv.Devices)), RdmaCM: inv.RdmaCM}
-	for _, nd := range inv.Devices {
-		snap.Devices = append(snap.Devices, join(fs, nd))
-	}
-	return snap, nil
+	return join(fs, inv), nil
 }
 
-// join builds one Device.
-func join(fs sysfs, nd nldev.DeviceInventory) Device {
+// join builds a snapshot from an inventory and sysfs.
+func join(fs sysfs, inv *nldev.Inventory) *Snapshot {
+	snap := &Snapshot{Devices: make([]Device, 0, len(inv.Devices)), RdmaCM: inv.RdmaCM}
+	for _, nd := range inv.Devices {
+		snap.Devices = append(snap.Devices, joinDevice(fs, nd))
+	}
+	return snap
+}
+
+// joinDevice builds one Device.
+func joinDevice(fs sysfs, nd nldev.DeviceInventory) Device {
 	d := Device{
 		Index: nd.Index, Name: nd.Name, NodeType: nd.NodeType, Protocol: nd.Protocol,
 		NodeGUID: nd.NodeGUID, SysImageGUID: nd.SysImageGUID, FirmwareVersion: nd.FirmwareVersion,
@@ -54,18 +49,22 @@ func join(fs sysfs, nd nldev.DeviceInventory) Device {
 		}
 	}
 	for i, np := range nd.Ports {
-		p := Port{
-			Number: np.Index, State: np.State, PhysState: np.PhysState,
-			Netdev: np.Netdev, NetdevIndex: np.NetdevIndex,
-			LinkLayer: fs.linkLayer(nd.Name, np.Index, np.IB != nil, nd.Protocol),
-		}
-		if np.IB != nil {
-			p.LID, p.SMLID, p.LMC, p.SubnetPrefix = np.IB.LID, np.IB.SMLID, np.IB.LMC, np.IB.SubnetPrefix
-		}
+		p := Port{LinkLayer: fs.linkLayer(nd.Name, np.Index, np.IB != nil, nd.Protocol)}
+		p.update(np)
 		if i < len(nd.Umad) {
 			p.Umad, p.Issm = nd.Umad[i], nd.Issm[i]
 		}
 		d.Ports = append(d.Ports, p)
 	}
 	return d
+}
+
+// update sets what netlink says of a port: all but its link layer and
+// character devices.
+func (p *Port) update(np nldev.Port) {
+	p.Number, p.State, p.PhysState, p.Netdev, p.NetdevIndex = np.Index, np.State, np.PhysState, np.Netdev, np.NetdevIndex
+	p.LID, p.SMLID, p.LMC, p.SubnetPrefix = 0, 0, 0, ib.GUID{}
+	if np.IB != nil {
+		p.LID, p.SMLID, p.LMC, p.SubnetPrefix = np.IB.LID, np.IB.SMLID, np.IB.LMC, np.IB.SubnetPrefix
+	}
 }

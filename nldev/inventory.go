@@ -41,11 +41,9 @@ func (c *Client) Inventory() (*Inventory, error) {
 	if err != nil {
 		return nil, err
 	}
-	var reqs []request
+	reqs := portRequests(devs)
+	nports := len(reqs)
 	for _, d := range devs {
-		for p := uint32(1); p <= d.Ports; p++ {
-			reqs = append(reqs, portRequest(d.Index, p))
-		}
 		idx := d.Index
 		reqs = append(reqs, chardevRequest(ChardevUverbs, &idx, 0))
 		for p := uint32(1); p <= d.Ports; p++ {
@@ -54,27 +52,16 @@ func (c *Client) Inventory() (*Inventory, error) {
 	}
 	reqs = append(reqs, chardevRequest(ChardevRdmaCM, nil, 0))
 	res := c.batch(reqs)
+	ports, err := portResults(devs, res[:nports])
+	if err != nil {
+		return nil, err
+	}
+	res = res[nports:]
 
 	inv := &Inventory{}
 	next := func() result { r := res[0]; res = res[1:]; return r }
-	for _, d := range devs {
-		di := DeviceInventory{Device: d}
-		removed := false
-		for p := uint32(1); p <= d.Ports; p++ {
-			r := next()
-			if r.err != nil {
-				if !isEINVAL(r.err) {
-					return nil, r.err
-				}
-				removed = true // the kernel no longer knows the device
-				continue
-			}
-			port, err := decodePort(r.data)
-			if err != nil {
-				return nil, wrap("inventory", err)
-			}
-			di.Ports = append(di.Ports, port)
-		}
+	for i, d := range devs {
+		di := DeviceInventory{Device: d, Ports: ports[i]}
 		var err error
 		if di.Uverbs, err = chardevResult(ChardevUverbs, next()); err != nil {
 			return nil, err
@@ -87,7 +74,7 @@ func (c *Client) Inventory() (*Inventory, error) {
 			}
 			di.Umad, di.Issm = append(di.Umad, umad), append(di.Issm, issm)
 		}
-		if !removed {
+		if ports[i] != nil || d.Ports == 0 {
 			inv.Devices = append(inv.Devices, di)
 		}
 	}
@@ -97,6 +84,62 @@ func (c *Client) Inventory() (*Inventory, error) {
 	}
 	inv.RdmaCM = cm
 	return inv, nil
+}
+
+// PortsOf returns the ports of each of devs (as Devices listed them), in
+// one batch of requests. If any device is gone the error matches
+// os.ErrNotExist.
+func (c *Client) PortsOf(devs []Device) ([][]Port, error) {
+	ports, err := portResults(devs, c.batch(portRequests(devs)))
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range devs {
+		if ports[i] == nil && d.Ports > 0 {
+			return nil, &Error{Op: fmt.Sprintf("get ports of device %d", d.Index), Err: fmt.Errorf("%w: %w", os.ErrNotExist, unix.ENODEV)}
+		}
+	}
+	return ports, nil
+}
+
+// portRequests is one PORT_GET doit per port of every device.
+func portRequests(devs []Device) []request {
+	var reqs []request
+	for _, d := range devs {
+		for p := uint32(1); p <= d.Ports; p++ {
+			reqs = append(reqs, portRequest(d.Index, p))
+		}
+	}
+	return reqs
+}
+
+// portResults decodes the answers to portRequests(devs): each device's
+// ports, nil for a device the kernel no longer knows (EINVAL).
+func portResults(devs []Device, res []result) ([][]Port, error) {
+	out := make([][]Port, len(devs))
+	for i, d := range devs {
+		removed := false
+		for p := uint32(1); p <= d.Ports; p++ {
+			r := res[0]
+			res = res[1:]
+			if r.err != nil {
+				if !isEINVAL(r.err) {
+					return nil, r.err
+				}
+				removed = true
+				continue
+			}
+			port, err := decodePort(r.data)
+			if err != nil {
+				return nil, wrap("get ports", err)
+			}
+			out[i] = append(out[i], port)
+		}
+		if removed {
+			out[i] = nil
+		}
+	}
+	return out, nil
 }
 
 // chardevResult decodes a batched GET_CHARDEV: nil when there is no such

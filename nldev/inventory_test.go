@@ -1,6 +1,8 @@
 package nldev
 
 import (
+	"errors"
+	"os"
 	"testing"
 
 	"github.com/mdlayher/netlink"
@@ -91,5 +93,36 @@ func TestInventoryFailure(t *testing.T) {
 	})
 	if _, err := c.Inventory(); err == nil {
 		t.Fatal("an EPERM from the kernel was ignored")
+	}
+}
+
+// TestPortsOf: every port of the given devices in one batch; a device the
+// kernel no longer knows makes the whole answer ErrNotExist.
+func TestPortsOf(t *testing.T) {
+	c := dialFake(t, func(req netlink.Message) ([]netlink.Message, unix.Errno) {
+		ad, _ := netlink.NewAttributeDecoder(req.Data)
+		var dev, port uint32
+		for ad.Next() {
+			switch ad.Type() {
+			case nlabi.RDMA_NLDEV_ATTR_DEV_INDEX:
+				dev = ad.Uint32()
+			case nlabi.RDMA_NLDEV_ATTR_PORT_INDEX:
+				port = ad.Uint32()
+			}
+		}
+		if nlabi.GetOp(uint16(req.Header.Type)) != nlabi.RDMA_NLDEV_CMD_PORT_GET || dev == 2 {
+			return nil, unix.EINVAL
+		}
+		return []netlink.Message{{Header: netlink.Header{Type: typeGET}, Data: portAttrs(t, dev, port, false)}}, 0
+	})
+	ports, err := c.PortsOf([]Device{{Index: 0, Ports: 1}, {Index: 1, Ports: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ports) != 2 || len(ports[0]) != 1 || len(ports[1]) != 2 || ports[1][1].Index != 2 || ports[1][0].Netdev != "eth0" {
+		t.Fatalf("PortsOf = %+v", ports)
+	}
+	if _, err := c.PortsOf([]Device{{Index: 0, Ports: 1}, {Index: 2, Ports: 1}}); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("PortsOf with a device gone: %v, want os.ErrNotExist", err)
 	}
 }

@@ -1,0 +1,224 @@
+package device
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/nlwatch"
+	"github.com/rdmastack/rdmastack/internal/uevent"
+	"github.com/rdmastack/rdmastack/nldev"
+)
+
+// settle is how long after a network-device event List keeps re-reading
+// the ports it otherwise answers from the last snapshot. The kernel sends
+// RTM_NEWLINK for an administrative up or down just before it calls the
+// netdevice notifiers through which rxe and siw set their port state
+// (__dev_notify_flags), so the message can be read before the state has
+// changed; a carrier change is sent after them (netdev_state_change).
+const settle = 250 * time.Millisecond
+
+// lister keeps the last snapshot of one network namespace and the event
+// sockets that tell when it is stale. Without them (uevents are delivered
+// only to namespaces of the initial user namespace, or a socket cannot be
+// had) every List asks the kernel for everything.
+type lister struct {
+	mu     sync.Mutex
+	netns  uint64 // the namespace (nsfs inode) of the sockets below
+	nl     *nldev.Client
+	ev     *uevent.Conn  // RDMA devices and character devices came, went, moved
+	links  *nlwatch.Conn // network devices changed (RTMGRP_LINK)
+	last   *Snapshot     // nil: none valid
+	devs   []nldev.Device
+	until  time.Time // ports are re-read until then
+	fs     sysfs
+	dialer func() (*nldev.Client, error)
+}
+
+var global = &lister{fs: sysfs{root: "/sys"}, dialer: nldev.Dial}
+
+// List returns a snapshot of every RDMA device visible in the caller's
+// network namespace. A kernel without RDMA gives an error matching
+// nldev.ErrNoRDMA; no devices at all is an empty snapshot. The snapshot is
+// the caller's to keep and change.
+//
+// The first List in a namespace asks RDMA netlink and sysfs for
+// everything. Later ones answer from the last snapshot for as long as the
+// kernel's events say nothing changed: uevents for devices and character
+// devices, rtnetlink link events for the network devices that the ports
+// of rxe and siw follow. The ports of every other driver, whose state the
+// hardware changes without such an event, are read again on every call.
+func List() (*Snapshot, error) { return global.list() }
+
+func (l *lister) list() (*Snapshot, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ns, err := netnsID()
+	if err != nil || ns != l.netns {
+		l.reset()
+		l.netns = ns
+	}
+	if l.nl == nil {
+		if l.nl, err = l.dialer(); err != nil {
+			return nil, fmt.Errorf("device: list: %w", err)
+		}
+		// Listen before the first inventory, so that nothing between the
+		// two goes unseen.
+		if ok, _ := uevent.Delivered(); ok && l.netns != 0 {
+			l.ev, _ = uevent.Listen()
+			l.links, _ = nlwatch.Listen(unix.NETLINK_ROUTE, unix.RTMGRP_LINK)
+		}
+	}
+	full := l.devicesChanged()
+	now := time.Now()
+	if l.linksChanged() {
+		l.until = now.Add(settle)
+	}
+	if !full {
+		switch err := l.refreshPorts(now); {
+		case err == nil:
+			return l.last.clone(), nil
+		case !errors.Is(err, os.ErrNotExist):
+			l.reset()
+			return nil, fmt.Errorf("device: list: %w", err)
+		}
+		// A device went before its event was read: start again.
+	}
+	l.last = nil
+	inv, err := l.nl.Inventory()
+	if err != nil {
+		l.reset()
+		return nil, fmt.Errorf("device: list: %w", err)
+	}
+	l.last, l.devs = join(l.fs, inv), make([]nldev.Device, len(inv.Devices))
+	for i, d := range inv.Devices {
+		l.devs[i] = d.Device
+	}
+	if l.ev == nil {
+		l.last = nil // nothing would tell when it is stale
+		return join(l.fs, inv), nil
+	}
+	return l.last.clone(), nil
+}
+
+// devicesChanged reports whether the last snapshot may be stale as a whole.
+func (l *lister) devicesChanged() bool {
+	if l.last == nil || l.ev == nil {
+		return true
+	}
+	changed := false
+	err := l.ev.Pending(func(e uevent.Event) { changed = changed || e.RDMA() })
+	if err != nil && !errors.Is(err, uevent.ErrOverrun) {
+		l.ev.Close() // ask for everything every time from now on
+		l.ev = nil
+	}
+	return changed || err != nil
+}
+
+// linksChanged reports whether a network device changed since the last
+// call (always, without the socket).
+func (l *lister) linksChanged() bool {
+	if l.links == nil {
+		return true
+	}
+	changed := false
+	err := l.links.Pending(func([]byte) { changed = true })
+	if err != nil && !errors.Is(err, nlwatch.ErrOverrun) {
+		l.links.Close()
+		l.links = nil
+	}
+	return changed || err != nil
+}
+
+// refreshPorts re-reads the ports that may have changed unseen: all of
+// them while a network-device event settles, else those whose driver
+// does not derive its port state from a network device.
+func (l *lister) refreshPorts(now time.Time) error {
+	var devs []nldev.Device
+	var at []int
+	for i, d := range l.last.Devices {
+		if now.Before(l.until) || !followsNetdev(d) {
+			devs, at = append(devs, l.devs[i]), append(at, i)
+		}
+	}
+	if len(devs) == 0 {
+		return nil
+	}
+	ports, err := l.nl.PortsOf(devs)
+	if err != nil {
+		return err
+	}
+	for k, i := range at {
+		d := &l.last.Devices[i]
+		for j := range d.Ports {
+			if j < len(ports[k]) {
+				d.Ports[j].update(ports[k][j])
+			}
+		}
+	}
+	return nil
+}
+
+// followsNetdev reports whether the kernel sets the device's port state
+// from its ports' network devices (rxe_net.c and siw_main.c do, on
+// netdevice notifier events), so that rtnetlink's link events say when it
+// may have changed.
+func followsNetdev(d Device) bool {
+	if !d.HasDriverID || (d.DriverID != ib.DriverRXE && d.DriverID != ib.DriverSIW) {
+		return false
+	}
+	for _, p := range d.Ports {
+		if p.LinkLayer != LinkLayerEthernet {
+			return false
+		}
+	}
+	return true
+}
+
+// reset drops the sockets and the last snapshot.
+func (l *lister) reset() {
+	if l.nl != nil {
+		l.nl.Close()
+	}
+	l.ev.Close()
+	l.links.Close()
+	l.nl, l.ev, l.links, l.last, l.devs, l.until = nil, nil, nil, nil, nil, time.Time{}
+}
+
+// netnsID is the calling thread's network namespace (its nsfs inode), 0
+// when /proc cannot tell.
+func netnsID() (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/thread-self/ns/net", &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+// clone is a deep copy: callers own what List returns.
+func (s *Snapshot) clone() *Snapshot {
+	c := &Snapshot{Devices: slices.Clone(s.Devices), RdmaCM: cloneChardev(s.RdmaCM)}
+	for i := range c.Devices {
+		d := &c.Devices[i]
+		d.Uverbs = cloneChardev(d.Uverbs)
+		d.Ports = slices.Clone(d.Ports)
+		for j := range d.Ports {
+			d.Ports[j].Umad, d.Ports[j].Issm = cloneChardev(d.Ports[j].Umad), cloneChardev(d.Ports[j].Issm)
+		}
+	}
+	return c
+}
+
+func cloneChardev(c *nldev.Chardev) *nldev.Chardev {
+	if c == nil {
+		return nil
+	}
+	x := *c
+	return &x
+}
