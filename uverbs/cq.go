@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
@@ -11,11 +12,12 @@ import (
 // CompChannel is a completion channel: an fd on which CQs bound to it
 // report completion events.
 type CompChannel struct {
-	ctx  *Context
-	fd   int
-	f    *os.File
-	once sync.Once
-	err  error
+	yielded atomic.Int64 // when a GetEvent last yielded (Unix ns)
+	ctx     *Context
+	fd      int
+	f       *os.File
+	once    sync.Once
+	err     error
 }
 
 // CreateCompChannel creates a completion channel.

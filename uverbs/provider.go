@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -98,49 +99,49 @@ func (c *Context) WriteCommand(op string, cmd []byte) error {
 	}
 }
 
+// yieldEvery is how often (ns) a waiter passes through the scheduler:
+// well inside sysmon's 10 ms preemption period.
+const yieldEvery = int64(5 * time.Millisecond)
+
 // GetEvent waits until deadline (the zero time: for ever) for the next
 // completion event on the channel and returns the CQ it names (nil if
 // that CQ was closed since). A passed deadline gives an error matching
 // os.ErrDeadlineExceeded. The CQ must be re-armed (a provider's request
 // for notification) to report again.
 //
-// The wait is poll(2) on the calling thread rather than Go's network
-// poller: one wake-up instead of several thread hand-offs, which is most
-// of an event-mode round trip. For its first rawWaitMS it keeps the
-// goroutine's P (see rawsys.go), then it blocks as an ordinary system
-// call. Do not Close the channel while a GetEvent waits on it.
+// The wait is poll(2) on the calling thread, outside the scheduler's
+// system-call bookkeeping, and without a timeout unless there is a
+// deadline (see rawsys.go for why, and why the runtime can still stop
+// the goroutine). Do not Close the channel while a GetEvent waits on it.
 func (ch *CompChannel) GetEvent(deadline time.Time) (*CQ, error) {
 	const op = "get cq event"
 	var desc abi.CompEventDesc
 	b := abi.Bytes(&desc)
-	long := false
 	for {
 		// Wait first, then read: a wait usually follows a post, so the
 		// event is not there yet and an early read would only cost a
 		// system call.
-		timeout := -1
+		timeout := rawWaitForever
 		if !deadline.IsZero() {
 			d := time.Until(deadline)
 			if d <= 0 {
 				return nil, wrap(ch.ctx.dev.Name, op, os.ErrDeadlineExceeded)
 			}
-			timeout = int((d + time.Millisecond - 1) / time.Millisecond)
-		}
-		// A short wait keeps the P (see rawsys.go); a long one gives it
-		// back to the scheduler, as an ordinary blocking call does.
-		var err error
-		if !long {
-			long = true
-			t := rawWaitMS
-			if timeout >= 0 && timeout < t {
-				t = timeout
+			ms := int((d + time.Millisecond - 1) / time.Millisecond)
+			if timeout < 0 || ms < timeout {
+				timeout = ms
 			}
-			err = rawPoll(ch.fd, t)
-		} else {
-			fds := [1]unix.PollFd{{Fd: int32(ch.fd), Events: unix.POLLIN}}
-			_, err = unix.Poll(fds[:], timeout)
 		}
-		if err != nil && err != unix.EINTR {
+		// Pass through the scheduler now and then, so that sysmon does
+		// not see a goroutine running for 10 ms and signal it.
+		if now := time.Now().UnixNano(); now-ch.yielded.Load() > yieldEvery {
+			ch.yielded.Store(now)
+			runtime.Gosched()
+		}
+		if err := rawPoll(ch.fd, timeout); err == unix.EINTR {
+			runtime.Gosched() // the runtime wants the goroutine: let it
+			continue
+		} else if err != nil {
 			return nil, wrap(ch.ctx.dev.Name, op, err)
 		}
 		n, err := rawRead(ch.fd, b)

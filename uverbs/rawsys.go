@@ -1,24 +1,45 @@
 package uverbs
 
 import (
+	"os"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// The data path's system calls bypass the Go scheduler's syscall
+// The data path's system calls bypass the Go scheduler's system-call
 // bookkeeping (RawSyscall): a doorbell write does not block, and an event
-// wait is the thread's only work. Through entersyscall each call of a
-// few microseconds lets sysmon hand the P to another thread and wake the
-// network poller, which measured in the Soft-RoCE VM tripled an
-// event-mode round trip (futex, epoll_pwait and nanosleep calls by the
-// hundred per thousand round trips). A long wait is still interrupted by
-// the runtime's preemption signal (EINTR), so the goroutine yields every
-// 10 ms or so.
+// wait is the thread's only work. Through entersyscall, a wait longer than
+// a sysmon tick lets sysmon take the P away, and with GOMAXPROCS=1 keeps
+// sysmon waking every 20 µs; measured in the Soft-RoCE VM that made an
+// event-mode round trip 2.7 times rdma-core's.
+//
+// A wait is poll(2) with no timeout when there is no deadline: arming and
+// cancelling a timer on every wait made a round trip 1.2–1.4 times
+// rdma-core's under TCG, where the same poll without a timeout is within a
+// few percent. poll is never restarted after a signal handler (signal(7)),
+// so the runtime's preemption signal, sent by sysmon to a goroutine that
+// has run 10 ms and repeated by a stop-the-world until it succeeds,
+// interrupts the wait with EINTR; the waiter then yields (runtime.Gosched)
+// and waits again. The garbage collector therefore never waits on an event
+// that may not come, and other goroutines get the P as they would from a
+// goroutine that computes.
 
-// rawWaitMS is how long an event wait keeps the P before it blocks the
-// ordinary way.
-const rawWaitMS = 5
+// rawWaitForever is the poll timeout of a wait without deadline: none
+// (-1), unless asynchronous preemption is off (GODEBUG=asyncpreemptoff=1),
+// when no signal would interrupt the wait: then 10 ms, the scheduler's own
+// time slice.
+var rawWaitForever = waitForever(os.Getenv("GODEBUG"))
+
+func waitForever(godebug string) int {
+	for _, kv := range strings.Split(godebug, ",") {
+		if strings.TrimSpace(kv) == "asyncpreemptoff=1" {
+			return 10
+		}
+	}
+	return -1
+}
 
 func rawWrite(fd int, b []byte) (int, error) {
 	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
@@ -36,7 +57,8 @@ func rawRead(fd int, b []byte) (int, error) {
 	return int(n), nil
 }
 
-// rawPoll waits up to timeout ms (-1: for ever) for fd to be readable.
+// rawPoll waits up to timeout ms (-1: for ever) for fd to be readable, or
+// until a signal (EINTR).
 func rawPoll(fd, timeout int) error {
 	fds := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	_, _, e := unix.RawSyscall(unix.SYS_POLL, uintptr(unsafe.Pointer(&fds[0])), 1, uintptr(timeout))

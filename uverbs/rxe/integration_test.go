@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -406,4 +407,58 @@ func TestIntegrationRxeUC(t *testing.T) {
 	if err := a.PostSend(&SendWR{Opcode: OpRDMARead, SGE: []SGE{e.sge(0, 8)}, RemoteAddr: e.buf.Addr(0), RKey: e.mr.RKey()}); !errors.Is(err, unix.EINVAL) {
 		t.Fatalf("RDMA read on UC: %v", err)
 	}
+}
+
+// TestIntegrationRxeWaitForeverYields: a goroutine waiting without
+// deadline for an event that has not come holds its thread in poll(2),
+// yet with a single P other goroutines run and a garbage collection
+// completes; the event then ends the wait.
+func TestIntegrationRxeWaitForeverYields(t *testing.T) {
+	e := newEnv(t)
+	a, b, _, cb := e.pair(t, qpOpts{})
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	if err := b.PostRecv(&RecvWR{ID: 7, SGE: []SGE{e.sge(4096, 64)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cb.RequestNotify(false); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cb.WaitEvent(cb.ch, time.Time{}) }()
+	time.Sleep(20 * time.Millisecond) // the waiter is in poll by now
+
+	ran := make(chan struct{})
+	go func() { close(ran) }()
+	gc := make(chan struct{})
+	go func() { runtime.GC(); close(gc) }()
+	for what, ch := range map[string]chan struct{}{"another goroutine": ran, "a garbage collection": gc} {
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s did not run while a goroutine waited for an event", what)
+		}
+	}
+	select {
+	case err := <-waited:
+		t.Fatalf("the wait ended with no event: %v", err)
+	default:
+	}
+
+	if err := a.PostSend(&SendWR{ID: 8, Opcode: OpSend, Flags: SendSignaled, SGE: []SGE{e.sge(0, 64)}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb.AckEvents(1)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event did not end the wait")
+	}
+	var wc [1]WC
+	if n, err := cb.Poll(wc[:]); n != 1 || err != nil {
+		t.Fatalf("poll after the event: %d, %v", n, err)
+	}
+	checkWC(t, wc[0], 7, WCRecv, WCSuccess)
 }
