@@ -70,14 +70,15 @@ func (l *lister) list() (*Snapshot, error) {
 		}
 		// Listen before the first inventory, so that nothing between the
 		// two goes unseen.
-		if ok, _ := uevent.Delivered(); ok && l.netns != 0 {
-			l.ev, _ = uevent.Listen()
-			l.links, _ = nlwatch.Listen(unix.NETLINK_ROUTE, unix.RTMGRP_LINK)
+		if l.netns != 0 {
+			if l.ev = uevent.ListenIfDelivered(); l.ev != nil {
+				l.links, _ = nlwatch.Listen(unix.NETLINK_ROUTE, unix.RTMGRP_LINK)
+			}
 		}
 	}
-	full := l.devicesChanged()
+	full := l.last == nil || l.ev.Changed()
 	now := time.Now()
-	if l.linksChanged() {
+	if l.links.Changed(nil) {
 		l.until = now.Add(settle)
 	}
 	if !full {
@@ -105,35 +106,6 @@ func (l *lister) list() (*Snapshot, error) {
 		return join(l.fs, inv), nil
 	}
 	return l.last.clone(), nil
-}
-
-// devicesChanged reports whether the last snapshot may be stale as a whole.
-func (l *lister) devicesChanged() bool {
-	if l.last == nil || l.ev == nil {
-		return true
-	}
-	changed := false
-	err := l.ev.Pending(func(e uevent.Event) { changed = changed || e.RDMA() })
-	if err != nil && !errors.Is(err, uevent.ErrOverrun) {
-		l.ev.Close() // ask for everything every time from now on
-		l.ev = nil
-	}
-	return changed || err != nil
-}
-
-// linksChanged reports whether a network device changed since the last
-// call (always, without the socket).
-func (l *lister) linksChanged() bool {
-	if l.links == nil {
-		return true
-	}
-	changed := false
-	err := l.links.Pending(func([]byte) { changed = true })
-	if err != nil && !errors.Is(err, nlwatch.ErrOverrun) {
-		l.links.Close()
-		l.links = nil
-	}
-	return changed || err != nil
 }
 
 // refreshPorts re-reads the ports that may have changed unseen: all of

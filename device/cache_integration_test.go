@@ -1,7 +1,6 @@
 package device
 
 import (
-	"os/exec"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -39,10 +38,8 @@ func TestIntegrationListFollowsChanges(t *testing.T) {
 	fresh(t, "first")
 	fresh(t, "unchanged")
 
+	testenv.Dummy(t, "rdmstfol0", "rdmstfol1")
 	ip := testenv.Oracle(t, "ip")
-	testenv.Run(t, ip, "link", "add", "rdmstfol0", "type", "dummy")
-	t.Cleanup(func() { exec.Command(ip, "link", "del", "rdmstfol0").Run(); exec.Command(ip, "link", "del", "rdmstfol1").Run() })
-	testenv.Run(t, ip, "link", "set", "rdmstfol0", "up")
 	if err := nl.AddLink("rxefol0", nldev.LinkRXE, "rdmstfol0"); err != nil {
 		t.Fatal(err)
 	}

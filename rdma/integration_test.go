@@ -3,7 +3,6 @@ package rdma
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"testing"
@@ -124,10 +123,7 @@ func TestIntegrationDeleteWhileHeld(t *testing.T) {
 	}
 	FreeDevices(warm)
 	fds := openFDs(t)
-	ip := testenv.Oracle(t, "ip")
-	testenv.Run(t, ip, "link", "add", "rdmstgone0", "type", "dummy")
-	t.Cleanup(func() { exec.Command(ip, "link", "del", "rdmstgone0").Run() })
-	testenv.Run(t, ip, "link", "set", "rdmstgone0", "up")
+	testenv.Dummy(t, "rdmstgone0")
 	if err := c.AddLink("rxegone0", nldev.LinkRXE, "rdmstgone0"); err != nil {
 		t.Fatal(err)
 	}
@@ -220,10 +216,7 @@ func TestIntegrationSeesChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() }) // last: the cleanups below use it
-	ip := testenv.Oracle(t, "ip")
-	testenv.Run(t, ip, "link", "add", "rdmstseen0", "type", "dummy")
-	t.Cleanup(func() { exec.Command(ip, "link", "del", "rdmstseen0").Run() })
-	testenv.Run(t, ip, "link", "set", "rdmstseen0", "up")
+	testenv.Dummy(t, "rdmstseen0")
 	if err := c.AddLink("rxeseen0", nldev.LinkRXE, "rdmstseen0"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package rdma
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/rdmastack/rdmastack/internal/uevent"
@@ -48,9 +47,7 @@ func (k *kernelSource) client() (*nldev.Client, error) {
 		k.c = c
 		// Listen before the first enumeration, so that nothing between
 		// the two goes unseen.
-		if ok, _ := uevent.Delivered(); ok {
-			k.ev, _ = uevent.Listen()
-		}
+		k.ev = uevent.ListenIfDelivered()
 	}
 	return k.c, nil
 }
@@ -63,27 +60,12 @@ func (k *kernelSource) reset() {
 	k.c, k.ev, k.last = nil, nil, nil
 }
 
-// changed reports whether the devices may differ from the last
-// enumeration.
-func (k *kernelSource) changed() bool {
-	if k.last == nil || k.ev == nil {
-		return true
-	}
-	rdma := false
-	err := k.ev.Pending(func(e uevent.Event) { rdma = rdma || e.RDMA() })
-	if err != nil && !errors.Is(err, uevent.ErrOverrun) {
-		k.ev.Close() // enumerate every time from now on
-		k.ev = nil
-	}
-	return rdma || err != nil
-}
-
 func (k *kernelSource) list() ([]ident, error) {
 	c, err := k.client()
 	if err != nil {
 		return nil, err
 	}
-	if !k.changed() {
+	if k.last != nil && !k.ev.Changed() {
 		return k.last, nil
 	}
 	k.last = nil

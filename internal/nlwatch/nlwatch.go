@@ -79,6 +79,23 @@ func (c *Conn) Pending(fn func([]byte)) error {
 	}
 }
 
+// Changed drains c and reports whether anything may have changed since
+// the last call: a message for which match returns true (any message, if
+// match is nil) arrived, or messages were dropped. A nil Conn, or one
+// whose socket failed (it is then closed), always reports true: its
+// owner cannot know, and must ask the kernel.
+func (c *Conn) Changed(match func([]byte) bool) bool {
+	if c == nil || c.fd < 0 {
+		return true
+	}
+	changed := false
+	err := c.Pending(func(b []byte) { changed = changed || match == nil || match(b) })
+	if err != nil && !errors.Is(err, ErrOverrun) {
+		c.Close()
+	}
+	return changed || err != nil
+}
+
 // Close closes the socket. Safe to call more than once, and on nil.
 func (c *Conn) Close() error {
 	if c == nil || c.fd < 0 {

@@ -1,7 +1,6 @@
 package nlwatch
 
 import (
-	"os/exec"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -17,8 +16,14 @@ func TestListenPendingClose(t *testing.T) {
 	if err := c.Pending(func([]byte) {}); err != nil {
 		t.Fatalf("Pending with nothing queued: %v", err)
 	}
+	if c.Changed(func([]byte) bool { return false }) {
+		t.Fatal("Changed with a filter that matches nothing reported a change")
+	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if !c.Changed(nil) {
+		t.Fatal("Changed on a closed Conn: want true (its owner cannot know)")
 	}
 	if err := c.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
@@ -26,6 +31,9 @@ func TestListenPendingClose(t *testing.T) {
 	var nilConn *Conn
 	if err := nilConn.Close(); err != nil {
 		t.Fatalf("Close on nil: %v", err)
+	}
+	if !nilConn.Changed(nil) {
+		t.Fatal("Changed on nil: want true")
 	}
 	if _, err := Listen(-1, 0); err == nil {
 		t.Fatal("Listen on protocol -1 succeeded")
@@ -41,10 +49,7 @@ func TestIntegrationLinkEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	ip := testenv.Oracle(t, "ip")
-	testenv.Run(t, ip, "link", "add", "nlwatch0", "type", "dummy")
-	t.Cleanup(func() { exec.Command(ip, "link", "del", "nlwatch0").Run() })
-	testenv.Run(t, ip, "link", "set", "nlwatch0", "up")
+	testenv.Dummy(t, "nlwatch0")
 	var types []uint16
 	if err := c.Pending(func(b []byte) {
 		if len(b) >= unix.SizeofNlMsghdr {

@@ -37,6 +37,33 @@ func (c *Conn) Pending(fn func(Event)) error {
 	})
 }
 
+// ListenIfDelivered opens a Conn if the kernel delivers uevents to the
+// calling thread's network namespace (see Delivered), else returns nil.
+func ListenIfDelivered() *Conn {
+	if ok, _ := Delivered(); !ok {
+		return nil
+	}
+	c, err := Listen()
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// Changed drains c and reports whether RDMA devices may have changed
+// since the last call: an event for which Event.RDMA holds arrived, or
+// events were dropped. A nil Conn, or one whose socket failed, always
+// reports true.
+func (c *Conn) Changed() bool {
+	if c == nil {
+		return true
+	}
+	return c.w.Changed(func(b []byte) bool {
+		e, err := Parse(b)
+		return err == nil && e.RDMA()
+	})
+}
+
 // Close closes the socket. Safe to call more than once, and on nil.
 func (c *Conn) Close() error {
 	if c == nil {

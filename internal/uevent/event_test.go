@@ -70,7 +70,7 @@ func TestRDMA(t *testing.T) {
 	for e, want := range map[Event]bool{
 		{Subsystem: "infiniband"}: true, {Subsystem: "infiniband_verbs"}: true, {Subsystem: "infiniband_mad"}: true,
 		{Subsystem: "misc", DevName: "infiniband/rdma_cm"}: true,
-		{Subsystem: "misc", DevName: "fuse"}: false, {Subsystem: "net"}: false, {}: false,
+		{Subsystem: "misc", DevName: "fuse"}:               false, {Subsystem: "net"}: false, {}: false,
 	} {
 		if got := e.RDMA(); got != want {
 			t.Errorf("%+v.RDMA() = %v, want %v", e, got, want)
@@ -95,4 +95,11 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted %q as %+v", b, e)
 		}
 	})
+}
+
+func TestChangedNil(t *testing.T) {
+	var c *Conn
+	if !c.Changed() {
+		t.Fatal("Changed on a nil Conn (no events here): want true")
+	}
 }

@@ -2,7 +2,6 @@ package uevent
 
 import (
 	"errors"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -29,10 +28,7 @@ func TestIntegrationRXE(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nl.Close() })
-	ip := testenv.Oracle(t, "ip")
-	testenv.Run(t, ip, "link", "add", "ueventd0", "type", "dummy")
-	t.Cleanup(func() { exec.Command(ip, "link", "del", "ueventd0").Run() })
-	testenv.Run(t, ip, "link", "set", "ueventd0", "up")
+	testenv.Dummy(t, "ueventd0")
 	if err := drain(c); err != nil { // the dummy's own events
 		t.Fatal(err)
 	}
