@@ -29,19 +29,18 @@ const settle = 250 * time.Millisecond
 // only to namespaces of the initial user namespace, or a socket cannot be
 // had) every List asks the kernel for everything.
 type lister struct {
-	mu     sync.Mutex
-	netns  uint64 // the namespace (nsfs inode) of the sockets below
-	nl     *nldev.Client
-	ev     *uevent.Conn  // RDMA devices and character devices came, went, moved
-	links  *nlwatch.Conn // network devices changed (RTMGRP_LINK)
-	last   *Snapshot     // nil: none valid
-	devs   []nldev.Device
-	until  time.Time // ports are re-read until then
-	fs     sysfs
-	dialer func() (*nldev.Client, error)
+	mu    sync.Mutex
+	netns uint64 // the namespace (nsfs inode) of the sockets below
+	nl    *nldev.Client
+	ev    *uevent.Conn  // RDMA devices and character devices came, went, moved
+	links *nlwatch.Conn // network devices changed (RTMGRP_LINK)
+	last  *Snapshot     // nil: none valid
+	devs  []nldev.Device
+	until time.Time // ports are re-read until then
+	fs    sysfs
 }
 
-var global = &lister{fs: sysfs{root: "/sys"}, dialer: nldev.Dial}
+var global = &lister{fs: sysfs{root: "/sys"}}
 
 // List returns a snapshot of every RDMA device visible in the caller's
 // network namespace. A kernel without RDMA gives an error matching
@@ -65,7 +64,7 @@ func (l *lister) list() (*Snapshot, error) {
 		l.netns = ns
 	}
 	if l.nl == nil {
-		if l.nl, err = l.dialer(); err != nil {
+		if l.nl, err = nldev.Dial(); err != nil {
 			return nil, fmt.Errorf("device: list: %w", err)
 		}
 		// Listen before the first inventory, so that nothing between the
@@ -97,13 +96,13 @@ func (l *lister) list() (*Snapshot, error) {
 		l.reset()
 		return nil, fmt.Errorf("device: list: %w", err)
 	}
-	l.last, l.devs = join(l.fs, inv), make([]nldev.Device, len(inv.Devices))
+	snap := join(l.fs, inv)
+	if l.ev == nil {
+		return snap, nil // nothing would tell when it is stale
+	}
+	l.last, l.devs = snap, make([]nldev.Device, len(inv.Devices))
 	for i, d := range inv.Devices {
 		l.devs[i] = d.Device
-	}
-	if l.ev == nil {
-		l.last = nil // nothing would tell when it is stale
-		return join(l.fs, inv), nil
 	}
 	return l.last.clone(), nil
 }
