@@ -35,8 +35,7 @@ type lister struct {
 	ev    *uevent.Conn  // RDMA devices and character devices came, went, moved
 	links *nlwatch.Conn // network devices changed (RTMGRP_LINK)
 	last  *Snapshot     // nil: none valid
-	devs  []nldev.Device
-	until time.Time // ports are re-read until then
+	until time.Time     // ports are re-read until then
 	fs    sysfs
 }
 
@@ -100,10 +99,7 @@ func (l *lister) list() (*Snapshot, error) {
 	if l.ev == nil {
 		return snap, nil // nothing would tell when it is stale
 	}
-	l.last, l.devs = snap, make([]nldev.Device, len(inv.Devices))
-	for i, d := range inv.Devices {
-		l.devs[i] = d.Device
-	}
+	l.last = snap
 	return l.last.clone(), nil
 }
 
@@ -115,7 +111,8 @@ func (l *lister) refreshPorts(now time.Time) error {
 	var at []int
 	for i, d := range l.last.Devices {
 		if now.Before(l.until) || !followsNetdev(d) {
-			devs, at = append(devs, l.devs[i]), append(at, i)
+			devs = append(devs, nldev.Device{Index: d.Index, Name: d.Name, Ports: uint32(len(d.Ports))})
+			at = append(at, i)
 		}
 	}
 	if len(devs) == 0 {
@@ -159,7 +156,7 @@ func (l *lister) reset() {
 	}
 	l.ev.Close()
 	l.links.Close()
-	l.nl, l.ev, l.links, l.last, l.devs, l.until = nil, nil, nil, nil, nil, time.Time{}
+	l.nl, l.ev, l.links, l.last, l.until = nil, nil, nil, nil, time.Time{}
 }
 
 // netnsID is the calling thread's network namespace (its nsfs inode), 0

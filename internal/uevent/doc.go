@@ -10,6 +10,6 @@
 // tells whether the caller's is one, so that a caller elsewhere (a rootless
 // container) falls back to asking the kernel every time.
 //
-// This is the project's only use of the uevent socket, and the only place
-// that parses its messages.
+// This is the only place that parses uevents; the socket itself is
+// internal/nlwatch's, as every netlink multicast socket is.
 package uevent
