@@ -148,6 +148,12 @@ func TestIntegrationUverbsObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if cq, ok, err := ch.TryGetEvent(); cq != nil || ok || err != nil {
+			t.Fatalf("TryGetEvent on a new channel: %v, %v, %v", cq, ok, err)
+		}
+		if _, err := ch.GetEvent(time.Now()); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("GetEvent on a new channel with a passed deadline: %v", err)
+		}
 		cq, err := c.CreateCQ(CQAttr{CQE: 16, CompChannel: ch})
 		if err != nil {
 			t.Fatal(err)

@@ -462,3 +462,96 @@ func TestIntegrationRxeWaitForeverYields(t *testing.T) {
 	}
 	checkWC(t, wc[0], 7, WCRecv, WCSuccess)
 }
+
+// TestIntegrationRxeEventQueued: a completion that arrives after the CQ
+// was armed means its event is queued, and WaitEvent reads it without
+// waiting first, so even a deadline already passed returns it. Without
+// arming, or once the event is taken, nothing is assumed queued.
+func TestIntegrationRxeEventQueued(t *testing.T) {
+	e := newEnv(t)
+	a, b, _, cb := e.pair(t, qpOpts{})
+	post := func(id uint64) {
+		t.Helper()
+		if err := b.PostRecv(&RecvWR{ID: id, SGE: []SGE{e.sge(4096, 64)}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.PostSend(&SendWR{ID: id, Opcode: OpSend, SGE: []SGE{e.sge(0, 64)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// arrived waits until cb's ring holds a completion not yet polled.
+	arrived := func() {
+		t.Helper()
+		for end := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			cb.mu.Lock()
+			_, ok := cb.q.consume()
+			cb.mu.Unlock()
+			if ok {
+				return
+			}
+			if time.Now().After(end) {
+				t.Fatal("no completion in the CQ after 5 s")
+			}
+		}
+	}
+	var wc [1]WC
+	pollOne := func(id uint64) {
+		t.Helper()
+		if n, err := cb.Poll(wc[:]); n != 1 || err != nil {
+			t.Fatalf("poll: %d, %v", n, err)
+		}
+		checkWC(t, wc[0], id, WCRecv, WCSuccess)
+	}
+
+	if err := cb.RequestNotify(false); err != nil {
+		t.Fatal(err)
+	}
+	if cb.eventQueued() {
+		t.Fatal("an armed, empty CQ reports an event queued")
+	}
+	post(1)
+	arrived()
+	if !cb.eventQueued() {
+		t.Fatal("a completion after arming does not report its event queued")
+	}
+	// The kernel may raise the event just after the completion is
+	// visible: let it be on the channel, then take it past the deadline.
+	if n, err := unix.Poll([]unix.PollFd{{Fd: int32(cb.ch.FD()), Events: unix.POLLIN}}, 5000); n != 1 || err != nil {
+		t.Fatalf("no event on the channel after 5 s: %d, %v", n, err)
+	}
+	past := time.Now().Add(-time.Second)
+	if err := cb.WaitEvent(cb.ch, past); err != nil {
+		t.Fatalf("WaitEvent with an event queued and a passed deadline: %v", err)
+	}
+	cb.AckEvents(1)
+	if cb.eventQueued() {
+		t.Fatal("the event taken, the CQ still reports one queued")
+	}
+	pollOne(1)
+
+	// Not armed: a completion raises no event, and none is assumed.
+	post(2)
+	arrived()
+	if cb.eventQueued() {
+		t.Fatal("an unarmed CQ reports an event queued")
+	}
+	if err := cb.WaitEvent(cb.ch, past); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("WaitEvent on an unarmed CQ with a passed deadline: %v", err)
+	}
+	if _, ok, err := cb.ch.TryGetEvent(); ok || err != nil {
+		t.Fatalf("TryGetEvent with no event: %v, %v", ok, err)
+	}
+	pollOne(2)
+
+	// Armed for solicited completions only: an unsolicited one raises no
+	// event, and none is assumed.
+	if err := cb.RequestNotify(true); err != nil {
+		t.Fatal(err)
+	}
+	post(3)
+	arrived()
+	if cb.eventQueued() {
+		t.Fatal("an unsolicited completion on a CQ armed for solicited ones reports an event queued")
+	}
+	pollOne(3)
+}

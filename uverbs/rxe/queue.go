@@ -87,6 +87,10 @@ func (q *queue) consume() (uint32, bool) {
 	return cons, (prod-cons)&q.mask != 0
 }
 
+// produced is the producer index (consumer side: how far the kernel has
+// filled the queue).
+func (q *queue) produced() uint32 { return atomic.LoadUint32(&q.hdr.ProducerIndex) }
+
 // release gives slot cons back to the kernel (a release store).
 func (q *queue) release(cons uint32) {
 	atomic.StoreUint32(&q.hdr.ConsumerIndex, (cons+1)&q.mask)
