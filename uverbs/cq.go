@@ -12,7 +12,8 @@ import (
 // CompChannel is a completion channel: an fd on which CQs bound to it
 // report completion events.
 type CompChannel struct {
-	yielded atomic.Int64 // when a GetEvent last yielded (Unix ns)
+	waits   atomic.Uint32 // GetEvent waits, for checking the clock every clockEvery
+	yielded atomic.Int64  // when a GetEvent last yielded (since epoch)
 	ctx     *Context
 	fd      int
 	f       *os.File

@@ -16,8 +16,10 @@ import (
 // into rounds (PP_ROUNDS, default 6) that alternate ours and rdma-core's
 // in ABBA order, so that the drift of a single-vCPU guest over a run
 // (later runs are slower) falls on both alike. It reports both median
-// latencies, the message rates (one message each way per round trip) and
-// the ratio of the medians. Event mode (-e) by default; busy polling in
+// latencies, the message rates (one message each way per round trip),
+// the ratio of the medians, and the median of each round's ratio (the
+// two runs of a round are adjacent in time, so that ratio also cancels
+// slower drift and changes in the host's load). Event mode (-e) by default; busy polling in
 // the "poll" variant, which under TCG with one vCPU waits for the other
 // process's time slice. With PP_MIXED set it also times ours against
 // rdma-core's in both roles. Run it in the VM:
@@ -55,7 +57,7 @@ func BenchmarkPingpong(b *testing.B) {
 			if mode.extra == nil {
 				iters = min(iters, 100) // milliseconds a round trip
 			}
-			var oursUS, theirsUS []float64
+			var oursUS, theirsUS, paired []float64
 			for r := range rounds {
 				order := []side{ours, theirs}
 				if r%4 == 1 || r%4 == 2 { // ABBA
@@ -69,6 +71,7 @@ func BenchmarkPingpong(b *testing.B) {
 						theirsUS = append(theirsUS, c.usecPerIter)
 					}
 				}
+				paired = append(paired, oursUS[r]/theirsUS[r])
 			}
 			o, t := median(oursUS), median(theirsUS)
 			b.ReportMetric(o, "us/rt-ours")
@@ -76,6 +79,7 @@ func BenchmarkPingpong(b *testing.B) {
 			b.ReportMetric(2e6/o, "msg/s-ours")
 			b.ReportMetric(2e6/t, "msg/s-rdmacore")
 			b.ReportMetric(o/t, "ratio-ours/rdmacore")
+			b.ReportMetric(median(paired), "ratio-paired")
 			if os.Getenv("PP_MIXED") != "" {
 				_, m1 := pingpong(b, ours, theirs, 64, iters, mode.extra...)
 				_, m2 := pingpong(b, theirs, ours, 64, iters, mode.extra...)
