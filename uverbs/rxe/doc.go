@@ -13,7 +13,9 @@
 // smp_store_release/smp_load_acquire on struct rxe_queue_buf). Posting a
 // send rings the doorbell, a POST_SEND write() command carrying the QP
 // handle and no work requests; receives need none. Event mode arms a CQ
-// with REQ_NOTIFY_CQ and reads events from a uverbs.CompChannel.
+// with REQ_NOTIFY_CQ and reads events from a uverbs.CompChannel; when a
+// completion has landed since the CQ was armed, the event is known to be
+// queued and WaitEvent reads it without waiting first.
 //
 // PostSend, PostRecv and Poll do not allocate. Buffers named by work
 // requests must be registered memory outside the Go heap (package

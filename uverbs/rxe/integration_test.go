@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"testing"
@@ -411,12 +412,19 @@ func TestIntegrationRxeUC(t *testing.T) {
 
 // TestIntegrationRxeWaitForeverYields: a goroutine waiting without
 // deadline for an event that has not come holds its thread in poll(2),
-// yet with a single P other goroutines run and a garbage collection
-// completes; the event then ends the wait.
+// yet other goroutines run and a garbage collection completes, with one P
+// (the wait holds it; the runtime's signal interrupts it) and with two;
+// the event then ends the wait.
 func TestIntegrationRxeWaitForeverYields(t *testing.T) {
+	for _, procs := range []int{1, 2} {
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) { waitForeverYields(t, procs) })
+	}
+}
+
+func waitForeverYields(t *testing.T, procs int) {
 	e := newEnv(t)
 	a, b, _, cb := e.pair(t, qpOpts{})
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	if err := b.PostRecv(&RecvWR{ID: 7, SGE: []SGE{e.sge(4096, 64)}}); err != nil {
 		t.Fatal(err)
 	}
