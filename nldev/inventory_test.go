@@ -3,6 +3,7 @@ package nldev
 import (
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/mdlayher/netlink"
@@ -27,20 +28,10 @@ func chardevAttrs(t *testing.T, name string) []byte {
 // without MADs has nil entries.
 func TestInventory(t *testing.T) {
 	c := dialFake(t, func(req netlink.Message) ([]netlink.Message, unix.Errno) {
-		ad, _ := netlink.NewAttributeDecoder(req.Data)
-		var dev, port uint32
-		var typ string
-		for ad.Next() {
-			switch ad.Type() {
-			case nlabi.RDMA_NLDEV_ATTR_DEV_INDEX:
-				dev = ad.Uint32()
-			case nlabi.RDMA_NLDEV_ATTR_PORT_INDEX:
-				port = ad.Uint32()
-			case nlabi.RDMA_NLDEV_ATTR_CHARDEV_TYPE:
-				typ = ad.String()
-			}
-		}
-		switch nlabi.GetOp(uint16(req.Header.Type)) {
+		a := reqAttrs(t, req)
+		dev, port := reqU32(a, nlabi.RDMA_NLDEV_ATTR_DEV_INDEX), reqU32(a, nlabi.RDMA_NLDEV_ATTR_PORT_INDEX)
+		typ := strings.TrimRight(string(a[nlabi.RDMA_NLDEV_ATTR_CHARDEV_TYPE]), "\x00")
+		switch cmdOf(req) {
 		case nlabi.RDMA_NLDEV_CMD_GET:
 			return []netlink.Message{
 				{Header: netlink.Header{Type: typeGET}, Data: deviceAttrs(t, 0, "rxe0", nil)},
@@ -100,17 +91,9 @@ func TestInventoryFailure(t *testing.T) {
 // kernel no longer knows makes the whole answer ErrNotExist.
 func TestPortsOf(t *testing.T) {
 	c := dialFake(t, func(req netlink.Message) ([]netlink.Message, unix.Errno) {
-		ad, _ := netlink.NewAttributeDecoder(req.Data)
-		var dev, port uint32
-		for ad.Next() {
-			switch ad.Type() {
-			case nlabi.RDMA_NLDEV_ATTR_DEV_INDEX:
-				dev = ad.Uint32()
-			case nlabi.RDMA_NLDEV_ATTR_PORT_INDEX:
-				port = ad.Uint32()
-			}
-		}
-		if nlabi.GetOp(uint16(req.Header.Type)) != nlabi.RDMA_NLDEV_CMD_PORT_GET || dev == 2 {
+		a := reqAttrs(t, req)
+		dev, port := reqU32(a, nlabi.RDMA_NLDEV_ATTR_DEV_INDEX), reqU32(a, nlabi.RDMA_NLDEV_ATTR_PORT_INDEX)
+		if cmdOf(req) != nlabi.RDMA_NLDEV_CMD_PORT_GET || dev == 2 {
 			return nil, unix.EINVAL
 		}
 		return []netlink.Message{{Header: netlink.Header{Type: typeGET}, Data: portAttrs(t, dev, port, false)}}, 0

@@ -45,16 +45,8 @@ func TestPorts(t *testing.T) {
 		if want := netlink.HeaderType(nlabi.RDMA_NL_NLDEV<<10 | nlabi.RDMA_NLDEV_CMD_PORT_GET); req.Header.Type != want {
 			t.Errorf("request type %#x, want PORT_GET", req.Header.Type)
 		}
-		ad, _ := netlink.NewAttributeDecoder(req.Data)
-		var dev, port uint32
-		for ad.Next() {
-			switch ad.Type() {
-			case nlabi.RDMA_NLDEV_ATTR_DEV_INDEX:
-				dev = ad.Uint32()
-			case nlabi.RDMA_NLDEV_ATTR_PORT_INDEX:
-				port = ad.Uint32()
-			}
-		}
+		a := reqAttrs(t, req)
+		dev, port := reqU32(a, nlabi.RDMA_NLDEV_ATTR_DEV_INDEX), reqU32(a, nlabi.RDMA_NLDEV_ATTR_PORT_INDEX)
 		if dev != 2 || port > 2 {
 			return nil, unix.EINVAL
 		}

@@ -44,6 +44,14 @@ func reqAttrs(t testing.TB, req netlink.Message) map[uint16][]byte {
 
 func u32At(b []byte) uint32 { return binary.NativeEndian.Uint32(b) }
 
+// reqU32 is the u32 attribute typ of reqAttrs' map a, 0 when absent.
+func reqU32(a map[uint16][]byte, typ uint16) uint32 {
+	if b := a[typ]; len(b) >= 4 {
+		return u32At(b)
+	}
+	return 0
+}
+
 func cmdOf(req netlink.Message) uint16 { return nlabi.GetOp(uint16(req.Header.Type)) }
 
 // qpEntry writes the attributes of a user RC QP.
