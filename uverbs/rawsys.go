@@ -14,7 +14,12 @@ import (
 // a sysmon tick lets sysmon take the P away, and with GOMAXPROCS=1 keeps
 // sysmon waking every 20 µs; measured in the Soft-RoCE VM that made an
 // event-mode round trip 2.7 times rdma-core's (with two vCPUs and two Ps,
-// 1.2–1.7 times).
+// 1.2–1.7 times; with GOMAXPROCS=2 on one vCPU, where sysmon leaves the P
+// alone because another is idle, a blocking read(2) this way was still
+// 1.06 times rdma-core's where poll and read were 1.02 in the same run).
+// One io_uring READ per wait (the kernel arms poll itself, so a wait is
+// one system call) measured 1.20–1.26 times on Linux 6.12, and containers
+// commonly forbid io_uring.
 //
 // A wait is poll(2) with no timeout when there is no deadline: arming and
 // cancelling a timer on every wait made a round trip 1.2–1.4 times
