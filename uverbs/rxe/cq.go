@@ -127,6 +127,11 @@ func (cq *CQ) eventQueued() bool {
 // uverbs.CompChannel.GetEvent for a shared channel). The CQ must be armed
 // with RequestNotify again to report another.
 //
+// An event can be stale: a CQ armed and then polled may already have
+// handed over the completion that raised the event, which WaitEvent still
+// returns later. As with ibv_get_cq_event, acknowledge it, re-arm, and
+// poll; a poll that then finds nothing is normal.
+//
 // When a completion has arrived since the CQ was armed for every
 // completion, its event is already queued and WaitEvent reads it without
 // waiting first (even past the deadline): one system call instead of
