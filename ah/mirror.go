@@ -2,11 +2,8 @@ package ah
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"os"
-	"time"
 
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -73,12 +70,9 @@ func (m *Mirror) Refresh() (added, deleted int, err error) {
 // miss events.
 func (m *Mirror) Watch(ctx context.Context, other func(uverbs.AsyncEvent)) error {
 	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ev, err := m.ctx.ReadEvent(time.Now().Add(100 * time.Millisecond))
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			continue
+		ev, err := m.ctx.ReadEvent(ctx)
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
 		}
 		if err != nil {
 			return err

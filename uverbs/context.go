@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/waitfd"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -31,7 +32,7 @@ type Context struct {
 
 	numCompVectors uint32
 	coreSupport    uint64
-	events         *os.File
+	events         *waitfd.FD    // the async event fd
 	mlx5           *MLX5Context  // what mlx5 reported at GET_CONTEXT; nil for other drivers
 	asyncFD        int           // the async event fd from ASYNC_EVENT_ALLOC (ioctl), else -1
 	noMethod       atomic.Uint64 // bit n: the kernel lacks the ioctl method of write() command n
@@ -155,7 +156,7 @@ func (c *Context) getContextWrite(drvIn, drvOut []byte) error {
 		return wrap(c.dev.Name, "get context", err)
 	}
 	c.numCompVectors = resp.NumCompVectors
-	f, err := eventFile(int(int32(resp.AsyncFD)), c.dev.Name)
+	f, err := waitfd.New(int(int32(resp.AsyncFD)), "uverbs-async-events:"+c.dev.Name)
 	if err != nil {
 		return wrap(c.dev.Name, "get context", err)
 	}
@@ -171,7 +172,7 @@ func (c *Context) allocAsyncFD() error {
 		return wrap(c.dev.Name, "allocate async event fd", err)
 	}
 	fd := int(int64(call.Data(i)))
-	f, err := eventFile(fd, c.dev.Name)
+	f, err := waitfd.New(fd, "uverbs-async-events:"+c.dev.Name)
 	if err != nil {
 		return wrap(c.dev.Name, "allocate async event fd", err)
 	}
@@ -186,20 +187,6 @@ func (c *Context) probeInvokeWrite() bool {
 	call := abi.NewIoctl(abi.UVERBS_OBJECT_DEVICE, abi.UVERBS_METHOD_INVOKE_WRITE)
 	call.Const(abi.UVERBS_ATTR_WRITE_CMD, abi.IB_USER_VERBS_CMD_QUERY_DEVICE)
 	return errors.Is(c.k.ioctl(call, c.driver), unix.ENOSPC)
-}
-
-// eventFile wraps an event fd from the kernel in a non-blocking *os.File,
-// so that reads can have deadlines and Close interrupts them.
-func eventFile(fd int, dev string) (*os.File, error) {
-	if fd < 0 {
-		return nil, fmt.Errorf("kernel returned fd %d: %w", fd, unix.EBADF)
-	}
-	unix.CloseOnExec(fd)
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), "uverbs-events:"+dev), nil
 }
 
 // Device is the device the context was opened on.
@@ -247,11 +234,12 @@ func (c *Context) QueryContext() (numCompVectors int, core CoreSupport, err erro
 }
 
 // Close destroys the context and, with it, every object created through
-// it. It is safe to call more than once.
+// it, and unmaps their queues; waiters for its async events are woken. It
+// is safe to call more than once.
 func (c *Context) Close() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		return nil
 	}
 	c.closed = true
@@ -260,7 +248,16 @@ func (c *Context) Close() error {
 		errs = append(errs, c.events.Close())
 	}
 	errs = append(errs, c.k.close())
+	objs := c.objects
 	c.objects = nil
+	c.mu.Unlock()
+	// The kernel objects died with the fd; their mappings are released
+	// outside c.mu, as a post holds its queue's lock while it takes c.mu.
+	for _, o := range objs {
+		if r, ok := o.(interface{ release() error }); ok {
+			errs = append(errs, r.release())
+		}
+	}
 	return wrap(c.dev.Name, "close", errors.Join(errs...))
 }
 

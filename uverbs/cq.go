@@ -1,58 +1,24 @@
 package uverbs
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"sync"
 	"sync/atomic"
 
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
-// CompChannel is a completion channel: an fd on which CQs bound to it
-// report completion events.
-type CompChannel struct {
-	waits   atomic.Uint32 // GetEvent waits, for checking the clock every clockEvery
-	yielded atomic.Int64  // when a GetEvent last yielded (since epoch)
-	ctx     *Context
-	fd      int
-	f       *os.File
-	once    sync.Once
-	err     error
-}
-
-// CreateCompChannel creates a completion channel.
-func (c *Context) CreateCompChannel() (*CompChannel, error) {
-	var req abi.CreateCompChannel
-	var resp abi.CreateCompChannelResp
-	if err := c.write("create comp channel", &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL,
-		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)}); err != nil {
-		return nil, err
-	}
-	fd := int(int32(resp.FD))
-	f, err := eventFile(fd, c.dev.Name)
-	if err != nil {
-		return nil, wrap(c.dev.Name, "create comp channel", err)
-	}
-	return &CompChannel{ctx: c, fd: fd, f: f}, nil
-}
-
-// FD is the channel's file descriptor (non-blocking; valid until Close).
-func (ch *CompChannel) FD() int { return ch.fd }
-
-// Close closes the channel's fd. The kernel keeps the channel until the
-// CQs bound to it are destroyed. Safe to call more than once.
-func (ch *CompChannel) Close() error {
-	ch.once.Do(func() { ch.err = wrap(ch.ctx.dev.Name, "close comp channel", ch.f.Close()) })
-	return ch.err
-}
-
-// CQ is a completion queue.
+// CQ is a completion queue. It polls and arms through its driver's
+// provider (rxe), as ibv_poll_cq and ibv_req_notify_cq do.
 type CQ struct {
 	object
 	userHandle uint64
 	cqe        int
 	driver     []byte
+	channel    *CompChannel
+	ops        cqOps         // the provider's; nil on a context without a char device
+	events     atomic.Uint64 // completion events GetEvent returned
+	acked      atomic.Uint64 // of which acknowledged (AckEvents)
 }
 
 // CQAttr is what CreateCQ needs.
@@ -62,40 +28,94 @@ type CQAttr struct {
 	CompChannel *CompChannel // nil for none
 }
 
-// CreateCQ creates a completion queue. For rxe and siw the driver's
-// response (the queue's mmap cookie) is kept; the data path that would map
-// it is not part of this package.
+// CreateCQ creates a completion queue and maps it for its driver's data
+// path. A device whose driver has no provider gives an error matching
+// ErrNoProvider (and ErrNotSupported) that names the driver, before
+// anything is sent.
 func (c *Context) CreateCQ(attr CQAttr) (*CQ, error) {
 	const op = "create cq"
 	if attr.CQE < 1 || attr.CQE > 1<<31-1 || attr.CompVector < 0 {
 		return nil, invalid(c.dev.Name, op, "cqe %d or comp vector %d out of range", attr.CQE, attr.CompVector)
 	}
-	if err := c.needsProviderBuffers(op, "CQ"); err != nil {
+	p, err := c.dataPath(op, "CQ")
+	if err != nil {
 		return nil, err
 	}
-	cq := &CQ{object: object{ctx: c}}
+	cq := &CQ{object: object{ctx: c, kind: "cq"}, channel: attr.CompChannel}
 	cq.userHandle = c.register(cq)
 	req := abi.CreateCq{UserHandle: cq.userHandle, Cqe: uint32(attr.CQE), CompVector: uint32(attr.CompVector), CompChannel: -1}
-	if attr.CompChannel != nil {
-		req.CompChannel = int32(attr.CompChannel.FD())
-	}
 	var resp abi.CreateCqResp
 	cq.driver = make([]byte, driverData(c.dev.DriverID).createCQOut)
-	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_CQ,
-		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: cq.driver}); err != nil {
+	create := func() error {
+		return c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_CQ,
+			Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: cq.driver})
+	}
+	if ch := attr.CompChannel; ch != nil {
+		// The channel's fd stays open (its number not reused) until the
+		// kernel has taken its reference.
+		err = ch.fd.Control(func(fd int) error {
+			req.CompChannel = int32(fd)
+			return create()
+		})
+		if err != nil {
+			err = wrap(c.dev.Name, op, err)
+		}
+	} else {
+		err = create()
+	}
+	if err != nil {
 		c.unregister(cq.userHandle)
 		return nil, err
 	}
-	cq.handle, cq.cqe = resp.CqHandle, int(resp.Cqe)
+	cq.handle, cq.id, cq.cqe = resp.CqHandle, resp.CqHandle, int(resp.Cqe)
+	if p != nil {
+		if cq.ops, err = p.newCQ(cq); err != nil {
+			err = cq.fail("map", err)
+			return nil, errors.Join(err, cq.Close())
+		}
+	}
 	return cq, nil
 }
 
 // CQE is the number of entries the kernel gave the queue.
 func (cq *CQ) CQE() int { return cq.cqe }
 
-// Close destroys the completion queue. Safe to call more than once.
+// Channel is the completion channel the CQ reports to, nil for none.
+func (cq *CQ) Channel() *CompChannel { return cq.channel }
+
+// Poll reads up to len(wc) completions into wc and returns how many
+// (ibv_poll_cq). It does not allocate.
+func (cq *CQ) Poll(wc []WC) (int, error) {
+	switch x := cq.ops.(type) {
+	case *rxeCQ:
+		return x.poll(wc)
+	}
+	return 0, cq.fail("poll cq", errNoDataPath)
+}
+
+// RequestNotify arms the CQ (ibv_req_notify_cq): the next completion
+// (with solicitedOnly, the next solicited one) raises an event on its
+// completion channel.
+func (cq *CQ) RequestNotify(solicitedOnly bool) error {
+	if cq.ops == nil {
+		return cq.fail("req notify cq", errNoDataPath)
+	}
+	return cq.ops.requestNotify(solicitedOnly)
+}
+
+// AckEvents acknowledges n events GetEvent returned for this CQ
+// (ibv_ack_cq_events).
+func (cq *CQ) AckEvents(n int) { cq.acked.Add(uint64(n)) }
+
+// UnackedEvents is how many events GetEvent returned for this CQ that
+// were not acknowledged.
+func (cq *CQ) UnackedEvents() int { return int(cq.events.Load() - cq.acked.Load()) }
+
+// Close destroys the completion queue and unmaps it. Safe to call more
+// than once; if the kernel refuses (QPs still use the CQ) the CQ stays
+// usable.
 func (cq *CQ) Close() error {
-	return cq.destroy(func() error {
+	return cq.destroyAndRelease(func() error {
 		req := abi.DestroyCq{CqHandle: cq.handle}
 		var resp abi.DestroyCqResp
 		err := cq.ctx.write(fmt.Sprintf("destroy cq %d", cq.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_CQ,
@@ -104,5 +124,12 @@ func (cq *CQ) Close() error {
 			cq.ctx.unregister(cq.userHandle)
 		}
 		return err
-	})
+	}, cq.release)
+}
+
+func (cq *CQ) release() error {
+	if cq.ops == nil {
+		return nil
+	}
+	return cq.ops.release()
 }

@@ -9,13 +9,12 @@ import (
 
 // Resize gives the CQ room for at least cqe entries (RESIZE_CQ); CQE
 // then reports the number the kernel granted. rxe moves the queue to new
-// memory: DriverData then holds the new queue's mmap cookie (struct
-// rxe_resize_cq_resp has the layout of rxe_create_cq_resp), and a data
-// path that mapped the old queue must map the new one. A cqe below the
+// memory (struct rxe_resize_cq_resp has the layout of
+// rxe_create_cq_resp), and the CQ maps the new queue. A cqe below the
 // entries the queue holds gives EINVAL. siw cannot resize (an error
 // matching ErrNotSupported); on mlx5 it is refused before anything is
 // sent, as the new buffer would come from a user-space provider. Resize
-// must not run concurrently with other uses of the CQ.
+// must not run concurrently with Poll.
 func (cq *CQ) Resize(cqe int) error {
 	c := cq.ctx
 	op := fmt.Sprintf("resize cq %d", cq.handle)
@@ -43,6 +42,11 @@ func (cq *CQ) Resize(cqe int) error {
 	cq.cqe = int(resp.Cqe)
 	if len(drv) > 0 {
 		cq.driver = drv
+	}
+	if cq.ops != nil {
+		if err := cq.ops.resized(drv); err != nil {
+			return cq.fail("resize", err)
+		}
 	}
 	return nil
 }

@@ -34,7 +34,22 @@
 // user memory that its user-space provider allocates and lays out, and
 // this package has no mlx5 provider.
 //
-// The data path (posting work requests, polling CQs through the driver's
-// mmapped queues) lives in provider packages: uverbs/rxe for Soft-RoCE;
-// uverbs/membuf holds registered memory outside the Go heap.
+// The data path is the same for every driver: QP.PostSend,
+// QP.PostRecv, SRQ.PostRecv, CQ.Poll and CQ.RequestNotify, with the work
+// requests (SendWR, RecvWR, SGE) and completions (WC, WCStatus) of
+// libibverbs. A CQ, QP or SRQ works its queues through the provider of
+// its device's driver, reached from the object as libibverbs reaches a
+// context's ops; an application never names the driver. Soft-RoCE (rxe)
+// has a provider, in pure Go, with the queues the kernel shares with user
+// space mapped from the char device; creating a CQ, QP or SRQ on a driver
+// without one fails with an error that names it (ErrNoProvider). Posting
+// and polling do not allocate. Buffers named by work requests must be
+// registered memory outside the Go heap (package uverbs/membuf).
+//
+// Waits never stall the Go runtime: CompChannel.GetEvent and
+// Context.ReadEvent park the goroutine in the netpoller, take a
+// context.Context, and are woken by Close. QP.Init, QP.Connect (and its
+// halves ReadyToReceive and ReadyToSend) take a QP through its states
+// from a small Peer description; Context.FindGID and FindNetdevGID pick
+// the source GID for an address or network device.
 package uverbs

@@ -1,10 +1,8 @@
 package uverbs
 
 import (
-	"errors"
+	"context"
 	"fmt"
-	"os"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -77,24 +75,20 @@ func (t EventType) IsPortEvent() bool {
 	return false
 }
 
-// ReadEvent waits for the next asynchronous event, until deadline (the
-// zero time waits for ever). A deadline that passes gives an error
-// matching os.ErrDeadlineExceeded; a closed context gives os.ErrClosed.
-func (c *Context) ReadEvent(deadline time.Time) (AsyncEvent, error) {
+// ReadEvent waits for the next asynchronous event (ibv_get_async_event)
+// in Go's netpoller. It returns an error matching context.Canceled when
+// ctx is cancelled, one matching os.ErrDeadlineExceeded (and
+// context.DeadlineExceeded) when ctx's deadline passes, and one matching
+// os.ErrClosed when the context is closed, before or during the wait.
+func (c *Context) ReadEvent(ctx context.Context) (AsyncEvent, error) {
 	const op = "read async event"
 	if c.events == nil {
 		return AsyncEvent{}, wrap(c.dev.Name, op, fmt.Errorf("no async event fd: %w", ErrNotSupported))
 	}
-	if err := c.events.SetReadDeadline(deadline); err != nil {
-		return AsyncEvent{}, wrap(c.dev.Name, op, err)
-	}
 	var desc abi.AsyncEventDesc
 	b := abi.Bytes(&desc)
-	n, err := c.events.Read(b)
+	n, err := c.events.Read(ctx, b)
 	if err != nil {
-		if errors.Is(err, os.ErrClosed) {
-			err = errClosed
-		}
 		return AsyncEvent{}, wrap(c.dev.Name, op, err)
 	}
 	if n != len(b) {

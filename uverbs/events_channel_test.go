@@ -30,7 +30,7 @@ func TestCompChannelReadNoWait(t *testing.T) {
 	if got, ok, err := ch.TryGetEvent(); got != nil || ok || err != nil {
 		t.Fatalf("TryGetEvent on an empty channel: %v, %v, %v", got, ok, err)
 	}
-	if _, err := ch.GetEvent(time.Now().Add(-time.Second)); !errors.Is(err, os.ErrDeadlineExceeded) {
+	if _, err := ch.GetEvent(until(t, time.Now().Add(-time.Second))); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("GetEvent with a passed deadline: %v", err)
 	}
 	for handle, want := range map[uint64]*CQ{cq.userHandle: cq, 99: nil} {

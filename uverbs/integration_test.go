@@ -111,7 +111,7 @@ func TestIntegrationUverbsQueries(t *testing.T) {
 		// Both interfaces give an async event fd (write(): GET_CONTEXT's
 		// response; ioctl: ASYNC_EVENT_ALLOC).
 		for _, c := range []*Context{ci, cw} {
-			if _, err := c.ReadEvent(time.Now().Add(10 * time.Millisecond)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			if _, err := c.ReadEvent(until(t, time.Now().Add(10*time.Millisecond))); !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Errorf("ReadEvent (ioctl %v): %v, want a deadline error", c.UsesIoctl(), err)
 			}
 		}
@@ -151,7 +151,7 @@ func TestIntegrationUverbsObjects(t *testing.T) {
 		if cq, ok, err := ch.TryGetEvent(); cq != nil || ok || err != nil {
 			t.Fatalf("TryGetEvent on a new channel: %v, %v, %v", cq, ok, err)
 		}
-		if _, err := ch.GetEvent(time.Now()); !errors.Is(err, os.ErrDeadlineExceeded) {
+		if _, err := ch.GetEvent(until(t, time.Now())); !errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Fatalf("GetEvent on a new channel with a passed deadline: %v", err)
 		}
 		cq, err := c.CreateCQ(CQAttr{CQE: 16, CompChannel: ch})

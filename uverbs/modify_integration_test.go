@@ -23,12 +23,12 @@ func TestIntegrationUverbsModify(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cq.Close() })
-		before := cq.DriverData()
+		before := bytes.Clone(cq.driver)
 		if err := cq.Resize(100); err != nil {
 			t.Fatal(err)
 		}
-		if cq.CQE() < 100 || bytes.Equal(before, cq.DriverData()) {
-			t.Fatalf("resized cq: cqe %d, mminfo %x -> %x", cq.CQE(), before, cq.DriverData())
+		if cq.CQE() < 100 || bytes.Equal(before, bytes.Clone(cq.driver)) {
+			t.Fatalf("resized cq: cqe %d, mminfo %x -> %x", cq.CQE(), before, bytes.Clone(cq.driver))
 		}
 		if err := cq.Resize(0); !errors.Is(err, unix.EINVAL) {
 			t.Fatalf("resize to 0: %v", err)
@@ -50,13 +50,13 @@ func TestIntegrationUverbsModify(t *testing.T) {
 		if a, err := srq.Query(); err != nil || a.SRQLimit != 4 {
 			t.Fatalf("srq after arming: %+v, %v", a, err)
 		}
-		before = srq.DriverData()
+		before = bytes.Clone(srq.driver)
 		if err := srq.Modify(SRQAttr{MaxWR: 64}, SRQAttrMaxWR); err != nil {
 			t.Fatal(err)
 		}
 		a, err := srq.Query()
-		if err != nil || a.MaxWR < 64 || srq.MaxWR() != a.MaxWR || bytes.Equal(before[:16], srq.DriverData()[:16]) {
-			t.Fatalf("resized srq: %+v (%v), MaxWR %d, mminfo %x -> %x", a, err, srq.MaxWR(), before, srq.DriverData())
+		if err != nil || a.MaxWR < 64 || srq.MaxWR() != a.MaxWR || bytes.Equal(before[:16], bytes.Clone(srq.driver)[:16]) {
+			t.Fatalf("resized srq: %+v (%v), MaxWR %d, mminfo %x -> %x", a, err, srq.MaxWR(), before, bytes.Clone(srq.driver))
 		}
 		// Both kernels have the CQ, QP and SRQ ioctl methods (5.8+):
 		// nothing fell back to write().

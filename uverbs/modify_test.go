@@ -51,8 +51,8 @@ func TestModifyEncoding(t *testing.T) {
 	// RESIZE_CQ 19: in (8+16)/4=6, out (8+16 rxe_resize_cq_resp)/4=6;
 	// response, cq_handle 7, cqe 64.
 	checkWrite(t, k, "resize cq", enc(cat(hdr(19, 6, 6), []uint64{8, respPtr, 4, 7, 4, 64})...))
-	if cq.CQE() != 64 || string(cq.DriverData()) != string(enc(8, 0x5000, 4, 0x2000, 4, 0)) {
-		t.Fatalf("after resize: cqe %d, driver data %x", cq.CQE(), cq.DriverData())
+	if cq.CQE() != 64 || string(cq.driver) != string(enc(8, 0x5000, 4, 0x2000, 4, 0)) {
+		t.Fatalf("after resize: cqe %d, driver data %x", cq.CQE(), cq.driver)
 	}
 
 	pd, err := c.AllocPD()

@@ -1,6 +1,7 @@
 package uverbs
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rdmastack/rdmastack/ib"
@@ -33,7 +34,7 @@ type QP struct {
 	num        uint32
 	typ        ib.QPType
 	cap        QPCap
-	driver     []byte // the driver's create response (see DriverData)
+	ops        qpOps // the provider's; nil on a context without a char device
 }
 
 // CreateQP creates a queue pair in pd.
@@ -48,7 +49,8 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 	if init.SendCQ == nil || init.RecvCQ == nil {
 		return nil, invalid(c.dev.Name, op, "send and receive CQs are required")
 	}
-	if err := c.needsProviderBuffers(op, "QP"); err != nil {
+	p, err := c.dataPath(op, "QP")
+	if err != nil {
 		return nil, err
 	}
 	for _, o := range []*object{&pd.object, &init.SendCQ.object, &init.RecvCQ.object} {
@@ -56,7 +58,7 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 			return nil, err
 		}
 	}
-	qp := &QP{object: object{ctx: c}, typ: init.Type}
+	qp := &QP{object: object{ctx: c, kind: "qp"}, typ: init.Type}
 	qp.userHandle = c.register(qp)
 	req := abi.CreateQp{UserHandle: qp.userHandle, PdHandle: pd.handle, SendCqHandle: init.SendCQ.handle,
 		RecvCqHandle: init.RecvCQ.handle, MaxSendWr: init.Cap.MaxSendWR, MaxRecvWr: init.Cap.MaxRecvWR,
@@ -76,8 +78,14 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 		c.unregister(qp.userHandle)
 		return nil, err
 	}
-	qp.handle, qp.num, qp.driver = resp.QpHandle, resp.Qpn, drv
+	qp.handle, qp.num, qp.id = resp.QpHandle, resp.Qpn, resp.Qpn
 	qp.cap = QPCap{resp.MaxSendWr, resp.MaxRecvWr, resp.MaxSendSge, resp.MaxRecvSge, resp.MaxInlineData}
+	if p != nil {
+		if qp.ops, err = p.newQP(qp, drv); err != nil {
+			err = qp.fail("map", err)
+			return nil, errors.Join(err, qp.Close())
+		}
+	}
 	return qp, nil
 }
 
@@ -192,9 +200,10 @@ func decodeQPAttr(r *abi.QueryQpResp) *QPAttr {
 		AltPort: r.AltPortNum, AltTimeout: r.AltTimeout, SQSigAll: r.SqSigAll != 0}
 }
 
-// Close destroys the QP. Safe to call more than once.
+// Close destroys the QP and unmaps its queues. Safe to call more than
+// once.
 func (qp *QP) Close() error {
-	return qp.destroy(func() error {
+	return qp.destroyAndRelease(func() error {
 		req := abi.DestroyQp{QpHandle: qp.handle}
 		var resp abi.DestroyQpResp
 		err := qp.ctx.write(fmt.Sprintf("destroy qp %d", qp.num), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_QP,
@@ -203,5 +212,12 @@ func (qp *QP) Close() error {
 			qp.ctx.unregister(qp.userHandle)
 		}
 		return err
-	})
+	}, qp.release)
+}
+
+func (qp *QP) release() error {
+	if qp.ops == nil {
+		return nil
+	}
+	return qp.ops.release()
 }

@@ -1,7 +1,9 @@
 package uverbs
 
 import (
+	"errors"
 	"fmt"
+
 	"github.com/rdmastack/rdmastack/ib"
 
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
@@ -14,7 +16,8 @@ type SRQ struct {
 	num        uint32
 	maxWR      uint32
 	maxSGE     uint32
-	driver     []byte // the driver's create response (see DriverData)
+	driver     []byte // the driver's create response
+	ops        srqOps // the provider's; nil on a context without a char device
 }
 
 // SRQAttr is what CreateSRQ needs.
@@ -31,13 +34,14 @@ func (pd *PD) CreateSRQ(attr SRQAttr) (*SRQ, error) {
 	if attr.MaxWR == 0 || attr.MaxSGE == 0 {
 		return nil, invalid(c.dev.Name, op, "max_wr and max_sge must be at least 1")
 	}
-	if err := c.needsProviderBuffers(op, "SRQ"); err != nil {
+	p, err := c.dataPath(op, "SRQ")
+	if err != nil {
 		return nil, err
 	}
 	if err := pd.live(op); err != nil {
 		return nil, err
 	}
-	srq := &SRQ{object: object{ctx: c}}
+	srq := &SRQ{object: object{ctx: c, kind: "srq"}}
 	srq.userHandle = c.register(srq)
 	req := abi.CreateSrq{UserHandle: srq.userHandle, PdHandle: pd.handle, MaxWr: attr.MaxWR, MaxSge: attr.MaxSGE, SrqLimit: attr.SRQLimit}
 	var resp abi.CreateSrqResp
@@ -51,6 +55,13 @@ func (pd *PD) CreateSRQ(attr SRQAttr) (*SRQ, error) {
 	srq.driver = drv
 	if c.dev.DriverID == ib.DriverRXE && srq.num == 0 && len(drv) >= 20 {
 		srq.num = abi.Decode[abi.RxeCreateSrqResp](drv).SrqNum
+	}
+	srq.id = srq.num
+	if p != nil {
+		if srq.ops, err = p.newSRQ(srq); err != nil {
+			err = srq.fail("map", err)
+			return nil, errors.Join(err, srq.Close())
+		}
 	}
 	return srq, nil
 }
@@ -80,7 +91,7 @@ func (s *SRQ) Query() (SRQAttr, error) {
 
 // Close destroys the SRQ. Safe to call more than once.
 func (s *SRQ) Close() error {
-	return s.destroy(func() error {
+	return s.destroyAndRelease(func() error {
 		req := abi.DestroySrq{SrqHandle: s.handle}
 		var resp abi.DestroySrqResp
 		err := s.ctx.write(fmt.Sprintf("destroy srq %d", s.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_SRQ,
@@ -89,5 +100,12 @@ func (s *SRQ) Close() error {
 			s.ctx.unregister(s.userHandle)
 		}
 		return err
-	})
+	}, s.release)
+}
+
+func (s *SRQ) release() error {
+	if s.ops == nil {
+		return nil
+	}
+	return s.ops.release()
 }

@@ -28,11 +28,9 @@ func (m SRQAttrMask) String() string {
 // SRQ_LIMIT_REACHED event for when fewer than attr.SRQLimit receive
 // requests remain (0 disarms it); SRQAttrMaxWR resizes the queue to
 // attr.MaxWR. rxe moves a resized queue to new memory and writes its new
-// mmap cookie where this package points it; DriverData then holds it (in
-// the place struct rxe_create_srq_resp has it), and a data path that
-// mapped the old queue must map the new one. siw cannot resize (an error
-// matching ErrNotSupported). Modify must not run concurrently with other
-// uses of the SRQ.
+// mmap cookie where this package points it, and the SRQ maps the new
+// queue. siw cannot resize (an error matching ErrNotSupported). Modify
+// must not run concurrently with other uses of the SRQ.
 func (s *SRQ) Modify(attr SRQAttr, mask SRQAttrMask) error {
 	c := s.ctx
 	op := fmt.Sprintf("modify srq %d (%v)", s.handle, mask)
@@ -80,6 +78,11 @@ func (s *SRQ) Modify(attr SRQAttr, mask SRQAttrMask) error {
 		d := bytes.Clone(s.driver)
 		copy(d, abi.Bytes(mi))
 		s.driver = d
+		if s.ops != nil {
+			if err := s.ops.resized(); err != nil {
+				return s.fail("resize", err)
+			}
+		}
 	}
 	return nil
 }

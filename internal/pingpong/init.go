@@ -5,7 +5,6 @@ import (
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs"
 	"github.com/rdmastack/rdmastack/uverbs/membuf"
-	"github.com/rdmastack/rdmastack/uverbs/rxe"
 )
 
 // init opens the device and creates what pp_init_ctx does.
@@ -68,40 +67,22 @@ func (p *pp) init(dev uverbs.Device) error {
 	if p.mr, err = p.buf.Register(p.pd, uverbs.AccessLocalWrite); err != nil {
 		return fail("Couldn't register MR")
 	}
-	ucq, err := p.ctx.CreateCQ(uverbs.CQAttr{CQE: c.RxDepth + 1, CompChannel: p.ch})
-	if err != nil {
-		return fail("Couldn't create CQ")
-	}
-	if p.cq, err = rxe.NewCQ(ucq); err != nil {
-		ucq.Close()
+	if p.cq, err = p.ctx.CreateCQ(uverbs.CQAttr{CQE: c.RxDepth + 1, CompChannel: p.ch}); err != nil {
 		return fail("Couldn't create CQ: %v", err)
 	}
 	typ := ib.QPTypeRC
 	if c.Kind == UD {
 		typ = ib.QPTypeUD
 	}
-	uqp, err := p.pd.CreateQP(uverbs.QPInit{Type: typ, SendCQ: ucq, RecvCQ: ucq,
-		Cap: uverbs.QPCap{MaxSendWR: 1, MaxRecvWR: uint32(c.RxDepth), MaxSendSGE: 1, MaxRecvSGE: 1}})
-	if err != nil {
-		return fail("Couldn't create QP")
-	}
-	if p.qp, err = rxe.NewQP(uqp); err != nil {
-		uqp.Close()
+	if p.qp, err = p.pd.CreateQP(uverbs.QPInit{Type: typ, SendCQ: p.cq, RecvCQ: p.cq,
+		Cap: uverbs.QPCap{MaxSendWR: 1, MaxRecvWR: uint32(c.RxDepth), MaxSendSGE: 1, MaxRecvSGE: 1}}); err != nil {
 		return fail("Couldn't create QP: %v", err)
 	}
-	p.flags = rxe.SendSignaled
-	if uqp.Cap().MaxInlineData >= uint32(c.Size) {
-		p.flags |= rxe.SendInline
+	p.flags = uverbs.SendSignaled
+	if p.qp.Cap().MaxInlineData >= uint32(c.Size) {
+		p.flags |= uverbs.SendInline
 	}
-	attr := &uverbs.QPAttr{State: ib.QPStateInit, Port: uint8(c.IBPort)}
-	mask := uverbs.QPAttrState | uverbs.QPAttrPKeyIndex | uverbs.QPAttrPort
-	if c.Kind == UD {
-		attr.QKey = qkey
-		mask |= uverbs.QPAttrQKey
-	} else {
-		mask |= uverbs.QPAttrAccessFlags
-	}
-	if err := uqp.Modify(attr, mask); err != nil {
+	if err := p.qp.Init(uverbs.ConnectOptions{Port: uint8(c.IBPort), QKey: qkey}); err != nil {
 		return fail("Failed to modify QP to INIT")
 	}
 	if c.Kind == UD {
@@ -113,7 +94,7 @@ func (p *pp) init(dev uverbs.Device) error {
 	if c.Kind == UD {
 		recvLen += grhLen
 	}
-	p.recvSGE[0] = rxe.SGE{Addr: p.buf.Addr(0), Length: uint32(recvLen), LKey: p.mr.LKey()}
-	p.recvWR = rxe.RecvWR{ID: recvWRID, SGE: p.recvSGE[:]}
+	p.recvSGE[0] = uverbs.SGE{Addr: p.buf.Addr(0), Length: uint32(recvLen), LKey: p.mr.LKey()}
+	p.recvWR = uverbs.RecvWR{ID: recvWRID, SGE: p.recvSGE[:]}
 	return nil
 }

@@ -1,6 +1,7 @@
 package pingpong
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,10 +9,8 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/ah"
-	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs"
 	"github.com/rdmastack/rdmastack/uverbs/membuf"
-	"github.com/rdmastack/rdmastack/uverbs/rxe"
 )
 
 // Work request IDs, as rdma-core's programs use them.
@@ -56,16 +55,16 @@ type pp struct {
 	pd      *uverbs.PD
 	buf     *membuf.Buffer
 	mr      *membuf.MR
-	cq      *rxe.CQ
-	qp      *rxe.QP
+	cq      *uverbs.CQ
+	qp      *uverbs.QP
 	mirror  *ah.Mirror
 	ah      *ah.AH
-	flags   rxe.SendFlags
+	flags   uverbs.SendFlags
 	sendOff int // where sends start in buf (UD: after the GRH room)
-	sendWR  rxe.SendWR
-	recvWR  rxe.RecvWR
-	sendSGE [1]rxe.SGE
-	recvSGE [1]rxe.SGE
+	sendWR  uverbs.SendWR
+	recvWR  uverbs.RecvWR
+	sendSGE [1]uverbs.SGE
+	recvSGE [1]uverbs.SGE
 }
 
 func (p *pp) close() {
@@ -86,9 +85,9 @@ func isNil(c interface{ Close() error }) bool {
 	switch v := c.(type) {
 	case *ah.AH:
 		return v == nil
-	case *rxe.QP:
+	case *uverbs.QP:
 		return v == nil
-	case *rxe.CQ:
+	case *uverbs.CQ:
 		return v == nil
 	case *membuf.MR:
 		return v == nil
@@ -194,10 +193,10 @@ func Run(stdout io.Writer, c *Config) error {
 	}
 	start := time.Now()
 	rcnt, scnt, events := 0, 0, 0
-	var wc [2]rxe.WC
+	var wc [2]uverbs.WC
 	for rcnt < c.Iters || scnt < c.Iters {
 		if c.Events {
-			if err := p.cq.WaitEvent(p.ch, time.Time{}); err != nil {
+			if ev, err := p.ch.GetEvent(context.Background()); err != nil || ev != p.cq {
 				return fail("Failed to get cq_event")
 			}
 			events++
@@ -216,7 +215,7 @@ func Run(stdout io.Writer, c *Config) error {
 		}
 		for i := 0; i < ne; i++ {
 			w := &wc[i]
-			if w.Status != rxe.WCSuccess {
+			if w.Status != uverbs.WCSuccess {
 				msg := fmt.Sprintf("Failed status %s (%d) for wr_id %d", w.Status, w.Status, int(w.ID))
 				if c.Kind == RC {
 					msg += fmt.Sprintf("\nparse WC failed %d", ne)
@@ -291,49 +290,38 @@ var pageSize = 4096
 // connect takes the QP to RTS towards d (UD: creates the AH).
 func (p *pp) connect(myPSN int, d dest) error {
 	c := p.c
-	u := p.qp.UVerbs()
-	av := uverbs.AHAttr{DLID: uint16(d.lid), SL: uint8(c.SL), Port: uint8(c.IBPort)}
 	global := !isZero(d.gid[8:])
+	o := uverbs.ConnectOptions{Port: uint8(c.IBPort), SGIDIndex: uint8(c.GIDIndex), PSN: uint32(myPSN), MTU: c.MTU, SL: uint8(c.SL)}
+	peer := uverbs.Peer{QPN: uint32(d.qpn), PSN: uint32(d.psn), LID: uint16(d.lid)}
 	if global {
-		av.IsGlobal, av.HopLimit, av.DGID, av.SGIDIndex = true, 1, d.gid, uint8(c.GIDIndex)
+		peer.GID = d.gid
 	}
-	if c.Kind == UD {
-		if err := u.Modify(&uverbs.QPAttr{State: ib.QPStateRTR}, uverbs.QPAttrState); err != nil {
-			return fail("Failed to modify QP to RTR")
-		}
-		if err := u.Modify(&uverbs.QPAttr{State: ib.QPStateRTS, SQPSN: uint32(myPSN)}, uverbs.QPAttrState|uverbs.QPAttrSQPSN); err != nil {
-			return fail("Failed to modify QP to RTS")
-		}
-		var a ah.Attr
-		a.Port, a.SL, a.IB.DLID = uint32(c.IBPort), uint8(c.SL), uint16(d.lid)
-		if spec, ok := p.mirror.Port(a.Port); ok && spec.RoCE {
-			a.Type = ah.TypeRoCE
-		} else {
-			a.Type = ah.TypeIB
-		}
-		if global {
-			a.Flags = ah.FlagGRH
-			a.GRH.DGID, a.GRH.SGIDIndex, a.GRH.HopLimit = d.gid, uint8(c.GIDIndex), 1
-		}
-		h, err := ah.CreateAH(p.pd, p.mirror.Table, &a)
-		ah.Destroy(&a)
-		if err != nil {
-			return fail("Failed to create AH")
-		}
-		p.ah = h
-		return nil
-	}
-	attr := &uverbs.QPAttr{State: ib.QPStateRTR, PathMTU: c.MTU, DestQPN: uint32(d.qpn), RQPSN: uint32(d.psn),
-		MaxDestRdAtomic: 1, MinRNRTimer: 12, AH: av}
-	if err := u.Modify(attr, uverbs.QPAttrState|uverbs.QPAttrAV|uverbs.QPAttrPathMTU|uverbs.QPAttrDestQPN|
-		uverbs.QPAttrRQPSN|uverbs.QPAttrMaxDestRdAtomic|uverbs.QPAttrMinRNRTimer); err != nil {
+	if err := p.qp.ReadyToReceive(o, peer); err != nil {
 		return fail("Failed to modify QP to RTR")
 	}
-	attr.State, attr.Timeout, attr.RetryCnt, attr.RNRRetry, attr.SQPSN, attr.MaxRdAtomic = ib.QPStateRTS, 14, 7, 7, uint32(myPSN), 1
-	if err := u.Modify(attr, uverbs.QPAttrState|uverbs.QPAttrTimeout|uverbs.QPAttrRetryCnt|uverbs.QPAttrRNRRetry|
-		uverbs.QPAttrSQPSN|uverbs.QPAttrMaxQPRdAtomic); err != nil {
+	if err := p.qp.ReadyToSend(o); err != nil {
 		return fail("Failed to modify QP to RTS")
 	}
+	if c.Kind != UD {
+		return nil
+	}
+	var a ah.Attr
+	a.Port, a.SL, a.IB.DLID = uint32(c.IBPort), uint8(c.SL), uint16(d.lid)
+	if spec, ok := p.mirror.Port(a.Port); ok && spec.RoCE {
+		a.Type = ah.TypeRoCE
+	} else {
+		a.Type = ah.TypeIB
+	}
+	if global {
+		a.Flags = ah.FlagGRH
+		a.GRH.DGID, a.GRH.SGIDIndex, a.GRH.HopLimit = d.gid, uint8(c.GIDIndex), 1
+	}
+	h, err := ah.CreateAH(p.pd, p.mirror.Table, &a)
+	ah.Destroy(&a)
+	if err != nil {
+		return fail("Failed to create AH")
+	}
+	p.ah = h
 	return nil
 }
 
@@ -348,8 +336,8 @@ func isZero(b []byte) bool {
 
 // prepareSend fills the one send work request every iteration reposts.
 func (p *pp) prepareSend(rem dest) {
-	p.sendSGE[0] = rxe.SGE{Addr: p.buf.Addr(p.sendOff), Length: uint32(p.c.Size), LKey: p.mr.LKey()}
-	p.sendWR = rxe.SendWR{ID: sendWRID, Opcode: rxe.OpSend, Flags: p.flags, SGE: p.sendSGE[:]}
+	p.sendSGE[0] = uverbs.SGE{Addr: p.buf.Addr(p.sendOff), Length: uint32(p.c.Size), LKey: p.mr.LKey()}
+	p.sendWR = uverbs.SendWR{ID: sendWRID, Opcode: uverbs.OpSend, Flags: p.flags, SGE: p.sendSGE[:]}
 	if p.c.Kind == UD {
 		p.sendWR.AH, p.sendWR.RemoteQPN, p.sendWR.RemoteQKey = p.ah.UVerbs(), uint32(rem.qpn), qkey
 	}

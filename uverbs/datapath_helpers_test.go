@@ -1,6 +1,7 @@
-package rxe
+package uverbs_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"testing"
@@ -64,13 +65,13 @@ func newEnv(t *testing.T) *env {
 }
 
 // sge is the SGE for [off, off+n) of the env's buffer.
-func (e *env) sge(off, n int) SGE {
-	return SGE{Addr: e.buf.Addr(off), Length: uint32(n), LKey: e.mr.LKey()}
+func (e *env) sge(off, n int) uverbs.SGE {
+	return uverbs.SGE{Addr: e.buf.Addr(off), Length: uint32(n), LKey: e.mr.LKey()}
 }
 
 // cq is a CQ with its own completion channel.
 type cq struct {
-	*CQ
+	*uverbs.CQ
 	ch *uverbs.CompChannel
 }
 
@@ -80,11 +81,7 @@ func (e *env) newCQ(t *testing.T, n int) *cq {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := e.c.CreateCQ(uverbs.CQAttr{CQE: n, CompChannel: ch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := NewCQ(u)
+	x, err := e.c.CreateCQ(uverbs.CQAttr{CQE: n, CompChannel: ch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +89,28 @@ func (e *env) newCQ(t *testing.T, n int) *cq {
 	return &cq{x, ch}
 }
 
+// waitEvent waits for the CQ's next event until deadline and
+// acknowledges it; an event for another CQ fails the test.
+func (q *cq) waitEvent(t *testing.T, deadline time.Time) error {
+	t.Helper()
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	got, err := q.ch.GetEvent(ctx)
+	if err != nil {
+		return err
+	}
+	if got != q.CQ {
+		t.Fatalf("event for cq %v, want %v", got, q.CQ)
+	}
+	q.AckEvents(1)
+	return nil
+}
+
 // wait returns the next n completions, sleeping on CQ events; it fails
 // the test after 5 s.
-func (q *cq) wait(t *testing.T, n int) []WC {
+func (q *cq) wait(t *testing.T, n int) []uverbs.WC {
 	t.Helper()
-	wc := make([]WC, n)
+	wc := make([]uverbs.WC, n)
 	got := 0
 	deadline := time.Now().Add(5 * time.Second)
 	for got < n {
@@ -117,10 +131,9 @@ func (q *cq) wait(t *testing.T, n int) []WC {
 		if got += k; got == n {
 			break
 		}
-		if err := q.WaitEvent(q.ch, deadline); err != nil {
+		if err := q.waitEvent(t, deadline); err != nil {
 			t.Fatalf("waiting for completion %d of %d: %v", got+1, n, err)
 		}
-		q.AckEvents(1)
 	}
 	return wc
 }
@@ -128,7 +141,7 @@ func (q *cq) wait(t *testing.T, n int) []WC {
 // none checks that no completion arrives within d.
 func (q *cq) none(t *testing.T, d time.Duration) {
 	t.Helper()
-	var wc [1]WC
+	var wc [1]uverbs.WC
 	deadline := time.Now().Add(d)
 	for {
 		if err := q.RequestNotify(false); err != nil {
@@ -137,7 +150,7 @@ func (q *cq) none(t *testing.T, d time.Duration) {
 		if n, _ := q.Poll(wc[:]); n != 0 {
 			t.Fatalf("unexpected completion %+v", wc[0])
 		}
-		err := q.WaitEvent(q.ch, deadline)
+		err := q.waitEvent(t, deadline)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return
 		}
@@ -147,7 +160,6 @@ func (q *cq) none(t *testing.T, d time.Duration) {
 		// An event armed by an earlier wait whose completion was then
 		// found by polling may still arrive; it is stale unless the
 		// queue now holds a completion.
-		q.AckEvents(1)
 		if n, _ := q.Poll(wc[:]); n != 0 {
 			t.Fatalf("wanted no completion, got %+v", wc[0])
 		}
@@ -156,33 +168,28 @@ func (q *cq) none(t *testing.T, d time.Duration) {
 
 type qpOpts struct {
 	typ     ib.QPType
-	srq     *SRQ
+	srq     *uverbs.SRQ
 	send    int
 	recv    int
 	sge     int
 	inline  int
-	timeout uint8
-	retry   uint8
+	timeout int
+	retry   int
 }
 
-func (e *env) newQP(t *testing.T, scq, rcq *cq, o qpOpts) *QP {
+func (e *env) newQP(t *testing.T, scq, rcq *cq, o qpOpts) *uverbs.QP {
 	t.Helper()
 	if o.typ == 0 {
 		o.typ = ib.QPTypeRC
 	}
-	init := uverbs.QPInit{Type: o.typ, SendCQ: scq.UVerbs(), RecvCQ: rcq.UVerbs(), Cap: uverbs.QPCap{
+	init := uverbs.QPInit{Type: o.typ, SendCQ: scq.CQ, RecvCQ: rcq.CQ, Cap: uverbs.QPCap{
 		MaxSendWR: uint32(max(o.send, 16)), MaxRecvWR: uint32(max(o.recv, 16)), MaxSendSGE: uint32(max(o.sge, 1)),
 		MaxRecvSGE: uint32(max(o.sge, 1)), MaxInlineData: uint32(o.inline)}}
 	if o.srq != nil {
-		init.SRQ, init.Cap.MaxRecvWR, init.Cap.MaxRecvSGE = o.srq.UVerbs(), 0, 0
+		init.SRQ, init.Cap.MaxRecvWR, init.Cap.MaxRecvSGE = o.srq, 0, 0
 	}
-	u, err := e.pd.CreateQP(init)
+	qp, err := e.pd.CreateQP(init)
 	if err != nil {
-		t.Fatal(err)
-	}
-	qp, err := NewQP(u)
-	if err != nil {
-		u.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { qp.Close() })
@@ -190,52 +197,24 @@ func (e *env) newQP(t *testing.T, scq, rcq *cq, o qpOpts) *QP {
 }
 
 // connect takes qp to RTS talking to the QP numbered dest on the same
-// device.
-func (e *env) connect(t *testing.T, qp *QP, dest uint32, o qpOpts) {
+// device, with the library's Init and Connect.
+func (e *env) connect(t *testing.T, qp *uverbs.QP, dest uint32, o qpOpts) {
 	t.Helper()
-	u := qp.UVerbs()
-	attr := &uverbs.QPAttr{State: ib.QPStateInit, Port: 1,
-		AccessFlags: uverbs.AccessRemoteWrite | uverbs.AccessRemoteRead | uverbs.AccessRemoteAtomic}
-	mask := uverbs.QPAttrState | uverbs.QPAttrPKeyIndex | uverbs.QPAttrPort
-	if u.Type() == ib.QPTypeUD {
-		attr.QKey = 0x11111111
-		mask |= uverbs.QPAttrQKey
-	} else {
-		mask |= uverbs.QPAttrAccessFlags
+	co := uverbs.ConnectOptions{Access: uverbs.AccessRemoteWrite | uverbs.AccessRemoteRead | uverbs.AccessRemoteAtomic,
+		SGIDIndex: uint8(e.sgid.Index), MinRNRTimer: 1, MaxRdAtomic: 4, MaxDestRdAtomic: 4}
+	if o.timeout != 0 {
+		co.Timeout, co.RetryCnt, co.RNRRetry = o.timeout, o.retry, o.retry
 	}
-	if err := u.Modify(attr, mask); err != nil {
+	if err := qp.Init(co); err != nil {
 		t.Fatal(err)
 	}
-	attr = &uverbs.QPAttr{State: ib.QPStateRTR}
-	mask = uverbs.QPAttrState
-	if u.Type() != ib.QPTypeUD {
-		attr.PathMTU, attr.DestQPN, attr.RQPSN = ib.MTU1024, dest, 0
-		attr.AH = uverbs.AHAttr{IsGlobal: true, DGID: e.sgid.GID, SGIDIndex: uint8(e.sgid.Index), HopLimit: 1, Port: 1}
-		mask |= uverbs.QPAttrAV | uverbs.QPAttrPathMTU | uverbs.QPAttrDestQPN | uverbs.QPAttrRQPSN
-		if u.Type() == ib.QPTypeRC {
-			attr.MaxDestRdAtomic, attr.MinRNRTimer = 4, 1
-			mask |= uverbs.QPAttrMaxDestRdAtomic | uverbs.QPAttrMinRNRTimer
-		}
-	}
-	if err := u.Modify(attr, mask); err != nil {
-		t.Fatal(err)
-	}
-	attr = &uverbs.QPAttr{State: ib.QPStateRTS}
-	mask = uverbs.QPAttrState | uverbs.QPAttrSQPSN
-	if u.Type() == ib.QPTypeRC {
-		attr.Timeout, attr.RetryCnt, attr.RNRRetry, attr.MaxRdAtomic = 14, 7, 7, 4
-		if o.timeout != 0 {
-			attr.Timeout, attr.RetryCnt, attr.RNRRetry = o.timeout, o.retry, o.retry
-		}
-		mask |= uverbs.QPAttrTimeout | uverbs.QPAttrRetryCnt | uverbs.QPAttrRNRRetry | uverbs.QPAttrMaxQPRdAtomic
-	}
-	if err := u.Modify(attr, mask); err != nil {
+	if err := qp.Connect(co, uverbs.Peer{QPN: dest, GID: e.sgid.GID}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // pair is two connected QPs, each with its own CQ.
-func (e *env) pair(t *testing.T, o qpOpts) (a, b *QP, ca, cb *cq) {
+func (e *env) pair(t *testing.T, o qpOpts) (a, b *uverbs.QP, ca, cb *cq) {
 	t.Helper()
 	ca, cb = e.newCQ(t, 256), e.newCQ(t, 256)
 	a, b = e.newQP(t, ca, ca, o), e.newQP(t, cb, cb, o)
@@ -244,10 +223,18 @@ func (e *env) pair(t *testing.T, o qpOpts) (a, b *QP, ca, cb *cq) {
 	return a, b, ca, cb
 }
 
-func checkWC(t *testing.T, wc WC, id uint64, op WCOpcode, status WCStatus) {
+func checkWC(t *testing.T, wc uverbs.WC, id uint64, op uverbs.WCOpcode, status uverbs.WCStatus) {
 	t.Helper()
 	// The opcode of an error completion is undefined (rxe reports 0).
-	if wc.ID != id || (status == WCSuccess && wc.Opcode != op) || wc.Status != status {
+	if wc.ID != id || (status == uverbs.WCSuccess && wc.Opcode != op) || wc.Status != status {
 		t.Fatalf("completion %+v (%v, %v), want id %d %v %v", wc, wc.Opcode, wc.Status, id, op, status)
 	}
+}
+
+// within is a context that times out after d, cancelled when the test
+// ends.
+func within(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
 }

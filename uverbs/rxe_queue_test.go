@@ -1,4 +1,4 @@
-package rxe
+package uverbs
 
 import (
 	"encoding/binary"
@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	"github.com/rdmastack/rdmastack/ib"
-	"github.com/rdmastack/rdmastack/uverbs"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -63,16 +62,16 @@ func TestPollDecodes(t *testing.T) {
 	*e = abi.UverbsWc{WrID: 42, Status: 0, Opcode: uint32(WCRecv), ByteLen: 100, QpNum: 17, WcFlags: uint32(WCWithImm)}
 	binary.BigEndian.PutUint32(unsafe.Slice((*byte)(unsafe.Pointer(&e.Ex)), 4), 0x01020304)
 	q.publish(prod)
-	cq := &CQ{q: q}
+	cq := &rxeCQ{cq: &CQ{object: object{ctx: &Context{}, kind: "cq"}}, q: q}
 	wc := make([]WC, 4)
-	n, err := cq.Poll(wc)
+	n, err := cq.poll(wc)
 	if err != nil || n != 1 {
 		t.Fatalf("Poll = %d, %v", n, err)
 	}
 	if w := wc[0]; w.ID != 42 || w.Opcode != WCRecv || w.ByteLen != 100 || w.QPNum != 17 || w.Imm != 0x01020304 || w.Flags != WCWithImm {
 		t.Fatalf("%+v", w)
 	}
-	if n, _ := cq.Poll(wc); n != 0 {
+	if n, _ := cq.poll(wc); n != 0 {
 		t.Fatalf("second Poll = %d", n)
 	}
 }
@@ -81,7 +80,7 @@ func TestPollDecodes(t *testing.T) {
 // against struct rxe_send_wqe.
 func TestSendWQELayout(t *testing.T) {
 	q, mem := fakeQueue(t, 4, 8)
-	qp := &QP{typ: ib.QPTypeRC, cap: uverbs.QPCap{MaxSendSGE: 2, MaxInlineData: 32}, sq: q}
+	qp := &rxeQP{qp: &QP{typ: ib.QPTypeRC, cap: QPCap{MaxSendSGE: 2, MaxInlineData: 32}}, sq: q}
 	wr := SendWR{ID: 7, Opcode: OpRDMAWriteWithImm, Flags: SendSignaled, Imm: 0xa0b0c0d0,
 		SGE: []SGE{{Addr: 0x1000, Length: 10, LKey: 5}, {Addr: 0x2000, Length: 20, LKey: 6}}, RemoteAddr: 0x9000, RKey: 77}
 	if err := qp.postOneSend(&wr); err != nil {

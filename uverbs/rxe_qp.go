@@ -1,17 +1,15 @@
-package rxe
+package uverbs
 
 import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"os"
 	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
-	"github.com/rdmastack/rdmastack/uverbs"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -21,12 +19,10 @@ const (
 	sgeSize    = int(unsafe.Sizeof(abi.RxeSge{}))
 )
 
-// QP is an rxe queue pair with its send queue (and, without an SRQ, its
-// receive queue) mapped.
-type QP struct {
-	u    *uverbs.QP
-	typ  ib.QPType
-	cap  uverbs.QPCap
+// rxeQP is an rxe queue pair's mapped send queue (and, without an SRQ,
+// receive queue) and its send doorbell.
+type rxeQP struct {
+	qp   *QP
 	page cmdPage
 	db   []byte // the send doorbell
 
@@ -37,105 +33,81 @@ type QP struct {
 	rqMu sync.Mutex
 	rq   queue // unmapped when the QP uses an SRQ
 
-	closeMu sync.Mutex
-	closed  bool
+	closed bool // under both sqMu and rqMu
 }
 
-// ErrQueueFull is matched by the error of a post to a full queue
-// (libibverbs' ENOMEM).
-var ErrQueueFull = fmt.Errorf("queue full: %w", unix.ENOMEM)
-
-// NewQP maps qp's queues. The QP takes ownership of qp: Close destroys it.
-func NewQP(qp *uverbs.QP) (*QP, error) {
-	c := qp.Context()
-	if err := checkDriver(c.Device(), "qp"); err != nil {
-		return nil, err
-	}
-	drv := qp.DriverData()
+func (rxeProvider) newQP(qp *QP, drv []byte) (qpOps, error) {
 	if len(drv) < abi.Sizeof[abi.RxeCreateQpResp]() {
-		return nil, fmt.Errorf("rxe: qp %d: driver response of %d bytes: %w", qp.Num(), len(drv), unix.EPROTO)
+		return nil, fmt.Errorf("driver response of %d bytes: %w", len(drv), unix.EPROTO)
 	}
 	resp := abi.Decode[abi.RxeCreateQpResp](drv)
-	x := &QP{u: qp, typ: qp.Type(), cap: qp.Cap()}
+	x := &rxeQP{qp: qp}
 	var err error
-	if x.sq, err = mapQueue(c, "send queue", resp.SqMi); err != nil {
-		return nil, fmt.Errorf("rxe: qp %d: %w", qp.Num(), err)
+	if x.sq, err = mapRxeQueue(qp.ctx, "send queue", resp.SqMi); err != nil {
+		return nil, err
 	}
 	if resp.RqMi.Size != 0 {
-		if x.rq, err = mapQueue(c, "receive queue", resp.RqMi); err != nil {
+		if x.rq, err = mapRxeQueue(qp.ctx, "receive queue", resp.RqMi); err != nil {
 			x.sq.unmap()
-			return nil, fmt.Errorf("rxe: qp %d: %w", qp.Num(), err)
+			return nil, err
 		}
 	}
 	if x.sq.elemSize() < sendWqeHdr || (x.rq.mem != nil && x.rq.elemSize() < recvWqeHdr) {
 		x.sq.unmap()
 		x.rq.unmap()
-		return nil, fmt.Errorf("rxe: qp %d: work queue elements too small: %w", qp.Num(), unix.EPROTO)
+		return nil, fmt.Errorf("work queue elements too small: %w", unix.EPROTO)
 	}
 	if x.page, err = newCmdPage(); err != nil {
 		x.sq.unmap()
 		x.rq.unmap()
 		return nil, err
 	}
-	x.db = x.page.postSendDoorbell(qp.Handle())
+	x.db = x.page.postSendDoorbell(qp.handle)
 	return x, nil
 }
 
-// UVerbs is the underlying uverbs QP (for Modify and Query).
-func (qp *QP) UVerbs() *uverbs.QP { return qp.u }
-
-// Num is the QP number.
-func (qp *QP) Num() uint32 { return qp.u.Num() }
-
 // MaxInline is the most inline data one send work request can carry.
-func (qp *QP) MaxInline() int {
-	return min(int(qp.cap.MaxInlineData), qp.sq.elemSize()-sendWqeHdr)
+func (x *rxeQP) maxInline() int {
+	return min(int(x.qp.cap.MaxInlineData), x.sq.elemSize()-sendWqeHdr)
 }
 
-func (qp *QP) invalid(op string, format string, args ...any) error {
-	return fmt.Errorf("rxe: qp %d: %s: %s: %w", qp.u.Num(), op, fmt.Sprintf(format, args...), unix.EINVAL)
-}
-
-// PostSend posts one send work request and rings the doorbell.
-func (qp *QP) PostSend(wr *SendWR) error {
-	qp.sqMu.Lock()
-	defer qp.sqMu.Unlock()
-	if qp.sq.mem == nil {
-		return errClosed
+func (x *rxeQP) postSend(wr *SendWR) error {
+	x.sqMu.Lock()
+	defer x.sqMu.Unlock()
+	if x.closed {
+		return x.qp.closedErr("post send")
 	}
-	if err := qp.postOneSend(wr); err != nil {
+	if err := x.postOneSend(wr); err != nil {
 		return err
 	}
-	return qp.u.Context().WriteCommand("post send", qp.db)
+	return x.qp.ctx.doorbell("post send", x.db)
 }
 
-// PostSendList posts the work requests in order and rings the doorbell
-// once. On an error the requests before the failing one are posted (the
-// doorbell is rung for them) and the error says which failed.
-func (qp *QP) PostSendList(wrs []SendWR) error {
-	qp.sqMu.Lock()
-	defer qp.sqMu.Unlock()
-	if qp.sq.mem == nil {
-		return errClosed
+func (x *rxeQP) postSendList(wrs []SendWR) error {
+	x.sqMu.Lock()
+	defer x.sqMu.Unlock()
+	if x.closed {
+		return x.qp.closedErr("post send")
 	}
 	var perr error
 	n := 0
 	for i := range wrs {
-		if perr = qp.postOneSend(&wrs[i]); perr != nil {
+		if perr = x.postOneSend(&wrs[i]); perr != nil {
 			perr = fmt.Errorf("work request %d: %w", i, perr)
 			break
 		}
 		n++
 	}
 	if n > 0 {
-		if err := qp.u.Context().WriteCommand("post send", qp.db); err != nil {
+		if err := x.qp.ctx.doorbell("post send", x.db); err != nil {
 			return err
 		}
 	}
 	return perr
 }
 
-func (qp *QP) postOneSend(wr *SendWR) error {
+func (x *rxeQP) postOneSend(wr *SendWR) error {
+	qp := x.qp
 	const op = "post send"
 	if len(wr.SGE) > int(qp.cap.MaxSendSGE) {
 		return qp.invalid(op, "%d SGEs, the QP has %d", len(wr.SGE), qp.cap.MaxSendSGE)
@@ -153,9 +125,9 @@ func (qp *QP) postOneSend(wr *SendWR) error {
 		return qp.invalid(op, "%v on a UC QP", wr.Opcode)
 	case wr.Opcode.atomic() && (length < 8 || wr.RemoteAddr&7 != 0):
 		return qp.invalid(op, "atomic of %d bytes at %#x (needs 8 bytes, 8-aligned)", length, wr.RemoteAddr)
-	case wr.Flags&SendInline != 0 && (length > uint64(qp.MaxInline()) || wr.Opcode == OpRDMARead || wr.Opcode.atomic()):
-		return qp.invalid(op, "%d bytes inline with %v (at most %d)", length, wr.Opcode, qp.MaxInline())
-	case wr.Flags&SendInline == 0 && sendWqeHdr+len(wr.SGE)*sgeSize > qp.sq.elemSize():
+	case wr.Flags&SendInline != 0 && (length > uint64(x.maxInline()) || wr.Opcode == OpRDMARead || wr.Opcode.atomic()):
+		return qp.invalid(op, "%d bytes inline with %v (at most %d)", length, wr.Opcode, x.maxInline())
+	case wr.Flags&SendInline == 0 && sendWqeHdr+len(wr.SGE)*sgeSize > x.sq.elemSize():
 		return qp.invalid(op, "%d SGEs do not fit the queue's elements", len(wr.SGE))
 	case length > 1<<31:
 		return qp.invalid(op, "%d bytes", length)
@@ -165,16 +137,15 @@ func (qp *QP) postOneSend(wr *SendWR) error {
 		if wr.AH == nil {
 			return qp.invalid(op, "a UD send needs an address handle")
 		}
-		if ahNum = wr.AH.DriverNum(); ahNum == 0 {
-			return fmt.Errorf("rxe: qp %d: %s: the address handle has no ah_num (a kernel before Linux 5.11): %w",
-				qp.u.Num(), op, uverbs.ErrNotSupported)
+		if ahNum = wr.AH.ahNum; ahNum == 0 {
+			return qp.fail(op, fmt.Errorf("the address handle has no ah_num (a kernel before Linux 5.11): %w", ErrNotSupported))
 		}
 	}
-	prod, ok := qp.sq.produce()
+	prod, ok := x.sq.produce()
 	if !ok {
-		return fmt.Errorf("rxe: qp %d: %s: %w", qp.u.Num(), op, ErrQueueFull)
+		return qp.fail(op, ErrQueueFull)
 	}
-	p := qp.sq.elem(prod)
+	p := x.sq.elem(prod)
 	wqe := (*abi.RxeSendWqe)(p)
 	*wqe = abi.RxeSendWqe{}
 	wqe.Wr.WrID, wqe.Wr.Opcode, wqe.Wr.SendFlags = wr.ID, uint32(wr.Opcode), uint32(wr.Flags)
@@ -212,9 +183,9 @@ func (qp *QP) postOneSend(wr *SendWR) error {
 	}
 	wqe.Iova = wr.RemoteAddr
 	wqe.Dma.Length, wqe.Dma.Resid, wqe.Dma.NumSge = uint32(length), uint32(length), uint32(len(wr.SGE))
-	wqe.Ssn = qp.ssn
-	qp.ssn++
-	qp.sq.publish(prod)
+	wqe.Ssn = x.ssn
+	x.ssn++
+	x.sq.publish(prod)
 	return nil
 }
 
@@ -224,30 +195,27 @@ func addrPtr(a uint64) *byte {
 	return *(**byte)(unsafe.Pointer(&a))
 }
 
-// PostRecv posts one receive work request. A QP with an SRQ has no
-// receive queue: post to the SRQ.
-func (qp *QP) PostRecv(wr *RecvWR) error {
-	qp.rqMu.Lock()
-	defer qp.rqMu.Unlock()
-	if qp.rq.mem == nil {
-		if qp.sq.mem == nil {
-			return errClosed
-		}
-		return qp.invalid("post recv", "the QP receives through an SRQ")
+func (x *rxeQP) postRecv(wr *RecvWR) error {
+	x.rqMu.Lock()
+	defer x.rqMu.Unlock()
+	if x.closed {
+		return x.qp.closedErr("post recv")
 	}
-	return postRecv(&qp.rq, wr, int(qp.cap.MaxRecvSGE), func(format string, args ...any) error {
-		return qp.invalid("post recv", format, args...)
-	})
+	if x.rq.mem == nil {
+		return x.qp.invalid("post recv", "the QP receives through an SRQ")
+	}
+	return postRxeRecv(&x.rq, wr, int(x.qp.cap.MaxRecvSGE), &x.qp.object)
 }
 
 // postRecv writes wr into a receive queue (a QP's or an SRQ's).
-func postRecv(q *queue, wr *RecvWR, maxSGE int, invalid func(string, ...any) error) error {
+func postRxeRecv(q *queue, wr *RecvWR, maxSGE int, o *object) error {
+	const op = "post recv"
 	if len(wr.SGE) > maxSGE || recvWqeHdr+len(wr.SGE)*sgeSize > q.elemSize() {
-		return invalid("%d SGEs, at most %d", len(wr.SGE), maxSGE)
+		return o.invalid(op, "%d SGEs, at most %d", len(wr.SGE), maxSGE)
 	}
 	prod, ok := q.produce()
 	if !ok {
-		return fmt.Errorf("rxe: post recv: %w", ErrQueueFull)
+		return o.fail(op, ErrQueueFull)
 	}
 	p := q.elem(prod)
 	wqe := (*abi.RxeRecvWqe)(p)
@@ -263,24 +231,16 @@ func postRecv(q *queue, wr *RecvWR, maxSGE int, invalid func(string, ...any) err
 	return nil
 }
 
-// Close unmaps the queues and destroys the QP. Safe to call more than
-// once; if the kernel refuses the QP stays usable.
-func (qp *QP) Close() error {
-	qp.closeMu.Lock()
-	defer qp.closeMu.Unlock()
-	if qp.closed {
+func (x *rxeQP) release() error {
+	x.sqMu.Lock()
+	defer x.sqMu.Unlock()
+	x.rqMu.Lock()
+	defer x.rqMu.Unlock()
+	if x.closed {
 		return nil
 	}
-	if err := qp.u.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
-		return err
-	}
-	qp.closed = true
-	qp.sqMu.Lock()
-	err := qp.sq.unmap()
-	qp.page.free()
-	qp.sqMu.Unlock()
-	qp.rqMu.Lock()
-	err = errors.Join(err, qp.rq.unmap())
-	qp.rqMu.Unlock()
+	x.closed = true
+	err := errors.Join(x.sq.unmap(), x.rq.unmap())
+	x.page.free()
 	return err
 }

@@ -1,4 +1,4 @@
-package rxe
+package uverbs
 
 import (
 	"fmt"
@@ -6,21 +6,18 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmastack/rdmastack/ib"
-	"github.com/rdmastack/rdmastack/uverbs"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
-// ErrNoProvider is matched by the error for objects of a device whose
-// driver has no data path here; the error names the driver.
-var ErrNoProvider = fmt.Errorf("no data-path provider for the driver (only rxe has one): %w", uverbs.ErrNotSupported)
-
-func checkDriver(d uverbs.Device, what string) error {
-	if d.DriverID != ib.DriverRXE {
-		return fmt.Errorf("rxe: %s on %s: driver %v: %w", what, d.Name, d.DriverID, ErrNoProvider)
-	}
-	return nil
-}
+// rxeProvider is the Soft-RoCE data path: the queues the kernel's rxe
+// driver shares with user space, worked directly, as rdma-core's librxe
+// does. Work requests are written into the send and receive queues and
+// published with a release store of the producer index; completions are
+// read from the CQ after an acquire load of its producer index (the
+// kernel's smp_store_release/smp_load_acquire on struct rxe_queue_buf).
+// Posting a send rings the doorbell, a POST_SEND write() command carrying
+// the QP handle and no work requests; receives need none.
+type rxeProvider struct{}
 
 // cmdPage is a page outside the Go heap for a hot-path command and the
 // response the kernel writes.
@@ -29,7 +26,7 @@ type cmdPage struct{ mem []byte }
 func newCmdPage() (cmdPage, error) {
 	mem, err := unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
-		return cmdPage{}, fmt.Errorf("rxe: command page: %w", err)
+		return cmdPage{}, fmt.Errorf("command page: %w", err)
 	}
 	return cmdPage{mem}, nil
 }

@@ -1,4 +1,4 @@
-package rxe
+package uverbs
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmastack/rdmastack/uverbs"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -25,11 +24,11 @@ type queue struct {
 
 const queueHdrSize = int(unsafe.Sizeof(abi.RxeQueueBuf{}))
 
-func mapQueue(c *uverbs.Context, what string, mi abi.MmInfo) (queue, error) {
+func mapRxeQueue(c *Context, what string, mi abi.MmInfo) (queue, error) {
 	if int(mi.Size) < queueHdrSize {
 		return queue{}, fmt.Errorf("%s: the kernel's queue of %d bytes is smaller than its header: %w", what, mi.Size, unix.EPROTO)
 	}
-	mem, err := c.MapQueue(mi.Offset, int(mi.Size))
+	mem, err := c.mapQueue(mi.Offset, int(mi.Size))
 	if err != nil {
 		return queue{}, err
 	}

@@ -1,9 +1,9 @@
-package rxe
+package uverbs
 
 import (
 	"fmt"
 
-	"github.com/rdmastack/rdmastack/uverbs"
+	"golang.org/x/sys/unix"
 )
 
 // Opcode is a send work request's operation (enum ib_uverbs_wr_opcode,
@@ -73,6 +73,10 @@ type SGE struct {
 	LKey   uint32
 }
 
+// ErrQueueFull is matched by the error of a post to a full queue
+// (libibverbs' ENOMEM).
+var ErrQueueFull = fmt.Errorf("queue full: %w", unix.ENOMEM)
+
 // SendWR is a send work request (struct ibv_send_wr).
 type SendWR struct {
 	ID     uint64
@@ -90,7 +94,7 @@ type SendWR struct {
 	Swap       uint64
 
 	// UD: the address handle, the remote QP and its Q_Key.
-	AH         *uverbs.AH
+	AH         *AH
 	RemoteQPN  uint32
 	RemoteQKey uint32
 }

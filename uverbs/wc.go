@@ -1,4 +1,4 @@
-package rxe
+package uverbs
 
 import "fmt"
 

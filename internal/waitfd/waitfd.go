@@ -1,0 +1,305 @@
+// Package waitfd reads the kernel's event file descriptors (uverbs
+// completion channels and async event fds, the rdma_cm event channel)
+// through Go's netpoller: a goroutine that waits is parked and holds no
+// P, a wait ends when its context is done, and Close wakes every waiter.
+//
+// The fd is made non-blocking and handed to os.NewFile, which registers
+// it with the runtime's epoll instance (the uverbs and rdma_cm event
+// files implement poll). A read is tried first; only when the kernel has
+// nothing queued (EAGAIN) does the goroutine park until epoll reports the
+// fd readable. The kernel fd is closed by the runtime only once no read
+// or Control call uses it any more, so a number reused after Close can
+// never be read by a waiter of the old one.
+package waitfd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrClosed is the cause of a wait on, or woken by the Close of, an FD;
+// it matches os.ErrClosed.
+var ErrClosed = fmt.Errorf("event fd closed: %w", os.ErrClosed)
+
+// DeadlineExceeded is returned when a wait's deadline (its context's)
+// passes. It matches both os.ErrDeadlineExceeded and
+// context.DeadlineExceeded.
+var DeadlineExceeded error = deadlineError{}
+
+type deadlineError struct{}
+
+func (deadlineError) Error() string   { return "deadline exceeded" }
+func (deadlineError) Timeout() bool   { return true }
+func (deadlineError) Temporary() bool { return true }
+func (deadlineError) Is(target error) bool {
+	return target == os.ErrDeadlineExceeded || target == context.DeadlineExceeded
+}
+
+// longAgo is the read deadline that wakes a parked reader at once.
+var longAgo = time.Unix(1, 0)
+
+// FD is one kernel event fd. Reads wait one at a time, in the order the
+// runtime gives the turn; every waiter can be stopped by its context or
+// by Close.
+type FD struct {
+	f    *os.File
+	rc   syscall.RawConn
+	fd   int
+	turn chan struct{} // holds a token while a Read runs
+	done chan struct{} // closed by Close
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+
+	// What the reader holding the turn reads into (then copied out, so
+	// that the caller's buffer does not escape), and the callbacks, made
+	// once so that a read does not allocate a closure.
+	scratch []byte
+	want    int
+	n       int
+	err     error
+	got     bool
+	readFn  func(uintptr) bool
+	tryFn   func(uintptr)
+
+	// The read deadline set on f, and the context whose cancellation
+	// kicks it into the past (cached: a loop that waits with the same
+	// context registers it once).
+	deadline time.Time
+	kicked   atomic.Bool
+	watched  <-chan struct{} // the Done channel of the context watched
+	unwatch  func() bool
+}
+
+// New takes ownership of fd (closing it on failure) and makes it
+// non-blocking and close-on-exec. name names it in os.File errors.
+func New(fd int, name string) (*FD, error) {
+	if fd < 0 {
+		return nil, fmt.Errorf("kernel returned fd %d: %w", fd, unix.EBADF)
+	}
+	unix.CloseOnExec(fd)
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	e := &FD{f: f, rc: rc, fd: fd, turn: make(chan struct{}, 1), done: make(chan struct{}), scratch: make([]byte, 64)}
+	e.readFn, e.tryFn = e.read, e.tryRead
+	// The netpoller must know the fd, or deadlines would not work and a
+	// read would block a thread: probe it once.
+	if err := f.SetReadDeadline(time.Time{}); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s is not pollable: %w", name, err)
+	}
+	return e, nil
+}
+
+// read is the RawConn callback: one non-blocking read(2). The fd is
+// non-blocking, so a raw system call cannot sleep here.
+func (e *FD) read(fd uintptr) bool {
+	for {
+		r, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(e.scratch))), uintptr(e.want))
+		switch errno {
+		case 0:
+			e.n, e.err = int(r), nil
+			return true
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false
+		}
+		e.n, e.err = 0, errno
+		return true
+	}
+}
+
+func (e *FD) tryRead(fd uintptr) { e.got = e.read(fd) }
+
+// prepare sizes the scratch buffer for a read of len(b) bytes.
+func (e *FD) prepare(b []byte) {
+	if len(b) > len(e.scratch) {
+		e.scratch = make([]byte, len(b))
+	}
+	e.want = len(b)
+}
+
+// result copies what was read into b.
+func (e *FD) result(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return copy(b, e.scratch[:e.n]), nil
+}
+
+// TryRead reads what the kernel has queued without waiting; ok is false
+// when nothing is. It does not allocate.
+func (e *FD) TryRead(b []byte) (n int, ok bool, err error) {
+	if !e.take(nil) {
+		return 0, false, ErrClosed
+	}
+	defer e.give()
+	e.prepare(b)
+	if err := e.rc.Control(e.tryFn); err != nil {
+		return 0, false, e.mapErr(err)
+	}
+	if !e.got {
+		return 0, false, nil
+	}
+	n, err = e.result(b)
+	return n, true, err
+}
+
+// Read waits until the kernel has something queued and reads it into b
+// (one event per read for the uverbs and rdma_cm files). It returns
+// ctx.Err() when ctx is cancelled, DeadlineExceeded when ctx's deadline
+// passes, and an error matching os.ErrClosed when the FD is closed,
+// before or during the wait.
+func (e *FD) Read(ctx context.Context, b []byte) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, ctxErr(err)
+	}
+	if !e.take(ctx) {
+		if e.closed.Load() {
+			return 0, ErrClosed
+		}
+		return 0, ctxErr(ctx.Err())
+	}
+	defer e.give()
+	dl, _ := ctx.Deadline()
+	e.watch(ctx)
+	for {
+		if err := e.setDeadline(dl); err != nil {
+			return 0, e.mapErr(err)
+		}
+		e.prepare(b)
+		if err := e.rc.Read(e.readFn); err == nil {
+			return e.result(b)
+		} else if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return 0, e.mapErr(err)
+		}
+		// Woken by a deadline: ours, a cancellation, or the stale kick
+		// of a context an earlier wait used.
+		if err := ctx.Err(); err != nil {
+			return 0, ctxErr(err)
+		}
+		if !dl.IsZero() && !time.Now().Before(dl) {
+			return 0, DeadlineExceeded
+		}
+		e.kicked.Store(true)
+	}
+}
+
+// take gets the turn to read; with a nil ctx it does not wait. It fails
+// when the FD is closed or ctx is done first.
+func (e *FD) take(ctx context.Context) bool {
+	select {
+	case e.turn <- struct{}{}:
+	default:
+		if ctx == nil {
+			// Another reader holds the turn: TryRead waits for it, as a
+			// read that never blocks takes no time.
+			select {
+			case e.turn <- struct{}{}:
+			case <-e.done:
+				return false
+			}
+		} else {
+			select {
+			case e.turn <- struct{}{}:
+			case <-ctx.Done():
+				return false
+			case <-e.done:
+				return false
+			}
+		}
+	}
+	if e.closed.Load() {
+		<-e.turn
+		return false
+	}
+	return true
+}
+
+func (e *FD) give() { <-e.turn }
+
+// watch makes ctx's cancellation wake the reader (by a read deadline in
+// the past). Contexts that cannot be cancelled need nothing.
+func (e *FD) watch(ctx context.Context) {
+	done := ctx.Done()
+	if done == nil || done == e.watched {
+		return
+	}
+	if e.unwatch != nil {
+		e.unwatch()
+	}
+	e.watched = done
+	e.unwatch = context.AfterFunc(ctx, func() {
+		e.kicked.Store(true)
+		e.f.SetReadDeadline(longAgo)
+	})
+}
+
+// setDeadline sets the read deadline unless it is already set.
+func (e *FD) setDeadline(dl time.Time) error {
+	if !e.kicked.Swap(false) && dl.Equal(e.deadline) {
+		return nil
+	}
+	e.deadline = dl
+	return e.f.SetReadDeadline(dl)
+}
+
+// Control runs fn with the kernel fd, which stays open (and its number
+// unused by anything else) until fn returns: for commands that name the
+// fd to the kernel, such as CREATE_CQ naming its completion channel.
+func (e *FD) Control(fn func(fd int) error) error {
+	var ferr error
+	if err := e.rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return e.mapErr(err)
+	}
+	return ferr
+}
+
+// Num is the fd's number, for display; it may be reused once the FD is
+// closed (use Control to hand it to the kernel).
+func (e *FD) Num() int { return e.fd }
+
+// Close wakes every waiter (their reads return an error matching
+// os.ErrClosed) and closes the fd once none uses it. Safe to call more
+// than once.
+func (e *FD) Close() error {
+	e.closeOnce.Do(func() {
+		e.closed.Store(true)
+		close(e.done)
+		e.closeErr = e.f.Close()
+	})
+	return e.closeErr
+}
+
+func (e *FD) mapErr(err error) error {
+	if e.closed.Load() || errors.Is(err, os.ErrClosed) {
+		return ErrClosed
+	}
+	return err
+}
+
+func ctxErr(err error) error {
+	if err == context.DeadlineExceeded {
+		return DeadlineExceeded
+	}
+	return err
+}

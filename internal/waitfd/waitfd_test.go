@@ -1,0 +1,261 @@
+package waitfd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/internal/testenv"
+)
+
+// newEventfd is an FD over an eventfd, whose 8-byte counter stands for a
+// kernel event file: readable when non-zero, pollable, one read drains it.
+func newEventfd(t *testing.T) (*FD, int) {
+	t.Helper()
+	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second fd of the same eventfd, to signal it independently of
+	// the FD's life.
+	sig, err := unix.Dup(efd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(sig) })
+	fd, err := New(efd, "test-eventfd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fd.Close() })
+	return fd, sig
+}
+
+func signal(t *testing.T, sig int, v uint64) {
+	t.Helper()
+	b := [8]byte{byte(v), byte(v >> 8)}
+	if _, err := unix.Write(sig, b[:]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadAndTryRead(t *testing.T) {
+	fd, sig := newEventfd(t)
+	var b [8]byte
+	if n, ok, err := fd.TryRead(b[:]); n != 0 || ok || err != nil {
+		t.Fatalf("TryRead on nothing: %d, %v, %v", n, ok, err)
+	}
+	signal(t, sig, 3)
+	if n, ok, err := fd.TryRead(b[:]); n != 8 || !ok || err != nil || b[0] != 3 {
+		t.Fatalf("TryRead of a queued value: %d, %v, %v, % x", n, ok, err, b)
+	}
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		signal(t, sig, 5)
+	}()
+	if n, err := fd.Read(context.Background(), b[:]); n != 8 || err != nil || b[0] != 5 {
+		t.Fatalf("Read of a value that comes later: %d, %v, % x", n, err, b)
+	}
+	// A short buffer: the kernel's error comes back as it is.
+	if _, err := fd.Read(ctxFor(t, time.Second), b[:4]); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("short read: %v", err)
+	}
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestDeadlineAndCancel(t *testing.T) {
+	fd, sig := newEventfd(t)
+	var b [8]byte
+	start := time.Now()
+	_, err := fd.Read(ctxFor(t, 30*time.Millisecond), b[:])
+	if !errors.Is(err, os.ErrDeadlineExceeded) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Read past its deadline: %v", err)
+	}
+	if d := time.Since(start); d < 30*time.Millisecond || d > time.Second {
+		t.Fatalf("the deadline of 30ms ended the wait after %v", d)
+	}
+	// An expired context does not read, even with something queued.
+	signal(t, sig, 1)
+	expired, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := fd.Read(expired, b[:]); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Read with a cancelled context: %v", err)
+	}
+	if n, err := fd.Read(context.Background(), b[:]); n != 8 || err != nil {
+		t.Fatalf("the value queued is still there: %d, %v", n, err)
+	}
+
+	// Cancelling wakes a parked waiter within 10 ms.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := fd.Read(ctx, b[:]); done <- err }()
+	time.Sleep(20 * time.Millisecond)
+	t0 := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled wait: %v", err)
+		}
+		if d := time.Since(t0); d > 10*time.Millisecond {
+			t.Fatalf("cancel woke the waiter after %v", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancel did not wake the waiter")
+	}
+
+	// The cancellation of a context an earlier wait used does not end a
+	// later wait with another context.
+	old, cancelOld := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		signal(t, sig, 1)
+	}()
+	if _, err := fd.Read(old, b[:]); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_, err := fd.Read(context.Background(), b[:])
+		done <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	cancelOld()
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("a stale cancellation ended a wait: %v", err)
+	default:
+	}
+	signal(t, sig, 2)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCloseWakesEveryWaiter: Close ends every wait, the one reading and
+// those waiting for their turn, with os.ErrClosed, within 10 ms.
+func TestCloseWakesEveryWaiter(t *testing.T) {
+	fd, _ := newEventfd(t)
+	const waiters = 8
+	errs := make(chan error, waiters)
+	for range waiters {
+		go func() {
+			var b [8]byte
+			_, err := fd.Read(context.Background(), b[:])
+			errs <- err
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	t0 := time.Now()
+	if err := fd.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range waiters {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, os.ErrClosed) {
+				t.Fatalf("wait ended by Close: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Close did not wake every waiter")
+		}
+	}
+	if d := time.Since(t0); d > 10*time.Millisecond {
+		t.Fatalf("Close woke the waiters after %v", d)
+	}
+	var b [8]byte
+	if _, err := fd.Read(context.Background(), b[:]); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("Read after Close: %v", err)
+	}
+	if _, _, err := fd.TryRead(b[:]); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("TryRead after Close: %v", err)
+	}
+	if err := fd.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// TestWaitersKeepTheRuntimeResponsive: with GOMAXPROCS=1, goroutines
+// parked on events that never come leave the scheduler and the garbage
+// collector alone.
+func TestWaitersKeepTheRuntimeResponsive(t *testing.T) {
+	for _, n := range []int{1, 8} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			var fds []*FD
+			for range n {
+				fd, _ := newEventfd(t)
+				fds = append(fds, fd)
+			}
+			var wg sync.WaitGroup
+			t.Cleanup(func() {
+				for _, fd := range fds {
+					fd.Close()
+				}
+				wg.Wait()
+			})
+			testenv.RequireResponsive(t, fmt.Sprintf("%d waiters", n), func() {
+				for _, fd := range fds {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						var b [8]byte
+						fd.Read(context.Background(), b[:])
+					}()
+				}
+			})
+		})
+	}
+}
+
+// TestNoAllocs: a read that finds its value queued, and a TryRead, do
+// not allocate.
+func TestNoAllocs(t *testing.T) {
+	fd, sig := newEventfd(t)
+	one := [8]byte{1}
+	allocs := testing.AllocsPerRun(100, func() {
+		unix.Write(sig, one[:])
+		var b [8]byte
+		if _, err := fd.Read(context.Background(), b[:]); err != nil {
+			t.Fatal(err)
+		}
+		unix.Write(sig, one[:])
+		if _, ok, err := fd.TryRead(b[:]); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per read", allocs)
+	}
+	runtime.KeepAlive(fd)
+}
+
+func TestNewRefusesBadFD(t *testing.T) {
+	if _, err := New(-1, "bad"); !errors.Is(err, unix.EBADF) {
+		t.Fatalf("New(-1): %v", err)
+	}
+	// A regular file is not pollable.
+	f, err := os.CreateTemp(t.TempDir(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rfd, err := unix.Dup(int(f.Fd()))
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(rfd, "regular"); err == nil {
+		t.Fatal("New accepted a regular file")
+	}
+}

@@ -1,0 +1,59 @@
+package uverbs
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/ib"
+)
+
+// TestNoProvider: creating a CQ, QP or SRQ on a device whose driver has
+// no data-path provider is refused before anything is sent, with the
+// driver named; rxe has one.
+func TestNoProvider(t *testing.T) {
+	c := &Context{dev: Device{Name: "siw0", DriverID: ib.DriverSIW}, k: fdKernel{fd: -1}}
+	for _, what := range []string{"CQ", "QP", "SRQ"} {
+		_, err := c.dataPath("create", what)
+		if !errors.Is(err, ErrNoProvider) || !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "siw0") ||
+			!strings.Contains(err.Error(), ib.DriverSIW.String()) || !strings.Contains(err.Error(), what) {
+			t.Fatalf("%s on siw: %v", what, err)
+		}
+	}
+	c.dev = Device{Name: "rxe0", DriverID: ib.DriverRXE}
+	if p, err := c.dataPath("create", "CQ"); p == nil || err != nil {
+		t.Fatalf("rxe device: %v, %v", p, err)
+	}
+	c.dev = Device{Name: "mlx5_0", DriverID: ib.DriverMLX5}
+	if _, err := c.dataPath("create", "CQ"); !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "mlx5") {
+		t.Fatalf("mlx5 device: %v", err)
+	}
+}
+
+// TestPostWithoutDataPath: the objects of a context without a char
+// device (a fake kernel's) have no data path, and say so.
+func TestPostWithoutDataPath(t *testing.T) {
+	c := &Context{dev: Device{Name: "rxe0", DriverID: ib.DriverRXE}}
+	qp := &QP{object: object{ctx: c, kind: "qp", id: 5}}
+	cq := &CQ{object: object{ctx: c, kind: "cq", id: 3}}
+	srq := &SRQ{object: object{ctx: c, kind: "srq", id: 2}}
+	for name, err := range map[string]error{
+		"post send":  qp.PostSend(&SendWR{}),
+		"post list":  qp.PostSendList([]SendWR{{}}),
+		"post recv":  qp.PostRecv(&RecvWR{}),
+		"srq recv":   srq.PostRecv(&RecvWR{}),
+		"req notify": cq.RequestNotify(false),
+		"poll":       func() error { _, err := cq.Poll(make([]WC, 1)); return err }(),
+	} {
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, ErrNotSupported) || e.Dev != "rxe0" {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if err := qp.PostSend(&SendWR{}); !strings.Contains(err.Error(), "post send qp 5") {
+		t.Errorf("error does not name the operation and QP: %v", err)
+	}
+	_ = unix.EINVAL
+}

@@ -1,0 +1,122 @@
+package uverbs
+
+import (
+	"fmt"
+	"math/bits"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
+)
+
+// rxeCQ is an rxe completion queue's mapped queue and its REQ_NOTIFY_CQ
+// doorbells.
+type rxeCQ struct {
+	cq     *CQ
+	mu     sync.Mutex
+	q      queue
+	page   cmdPage
+	notify [2][]byte // REQ_NOTIFY_CQ for all (0) and solicited-only (1) completions
+	closed bool
+}
+
+func (rxeProvider) newCQ(cq *CQ) (cqOps, error) {
+	q, err := rxeCQQueue(cq)
+	if err != nil {
+		return nil, err
+	}
+	page, err := newCmdPage()
+	if err != nil {
+		q.unmap()
+		return nil, err
+	}
+	x := &rxeCQ{cq: cq, q: q, page: page}
+	x.notify[0] = page.reqNotify(0, cq.handle, false)
+	x.notify[1] = page.reqNotify(64, cq.handle, true)
+	return x, nil
+}
+
+// rxeCQQueue maps the queue named by the CQ's driver response (struct
+// rxe_create_cq_resp, which rxe_resize_cq_resp repeats).
+func rxeCQQueue(cq *CQ) (queue, error) {
+	if len(cq.driver) < abi.Sizeof[abi.RxeCreateCqResp]() {
+		return queue{}, fmt.Errorf("driver response of %d bytes: %w", len(cq.driver), unix.EPROTO)
+	}
+	q, err := mapRxeQueue(cq.ctx, "cq", abi.Decode[abi.RxeCreateCqResp](cq.driver).Mi)
+	if err != nil {
+		return queue{}, err
+	}
+	if q.elemSize() < abi.Sizeof[abi.UverbsWc]() {
+		q.unmap()
+		return queue{}, fmt.Errorf("%d-byte elements: %w", q.elemSize(), unix.EPROTO)
+	}
+	return q, nil
+}
+
+func (x *rxeCQ) poll(wc []WC) (int, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return 0, x.cq.closedErr("poll cq")
+	}
+	n := 0
+	for n < len(wc) {
+		cons, ok := x.q.consume()
+		if !ok {
+			break
+		}
+		e := (*abi.UverbsWc)(x.q.elem(cons))
+		w := &wc[n]
+		w.ID, w.Status, w.Opcode, w.VendorErr, w.ByteLen = e.WrID, WCStatus(e.Status), WCOpcode(e.Opcode), e.VendorErr, e.ByteLen
+		w.Imm, w.QPNum, w.SrcQP, w.Flags = e.Ex, e.QpNum, e.SrcQp, WCFlags(e.WcFlags)
+		if w.Flags&WCWithImm != 0 {
+			w.Imm = bits.ReverseBytes32(e.Ex)
+		}
+		w.PKeyIndex, w.SLID, w.SL, w.DLIDPath, w.Port = e.PkeyIndex, e.Slid, e.Sl, e.DlidPathBits, e.PortNum
+		x.q.release(cons)
+		n++
+	}
+	return n, nil
+}
+
+func (x *rxeCQ) requestNotify(solicitedOnly bool) error {
+	cmd := x.notify[0]
+	if solicitedOnly {
+		cmd = x.notify[1]
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return x.cq.closedErr("req notify cq")
+	}
+	return x.cq.ctx.doorbell("req notify cq", cmd)
+}
+
+// resized maps the queue rxe moved the completions to (RESIZE_CQ).
+func (x *rxeCQ) resized(drv []byte) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return x.cq.closedErr("resize cq")
+	}
+	q, err := rxeCQQueue(x.cq)
+	if err != nil {
+		return err
+	}
+	old := x.q
+	x.q = q
+	return old.unmap()
+}
+
+func (x *rxeCQ) release() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return nil
+	}
+	x.closed = true
+	err := x.q.unmap()
+	x.page.free()
+	return err
+}
