@@ -16,8 +16,6 @@ const devUsage = `Usage: rdma dev show [DEV]
        rdma dev set [DEV] adaptive-moderation [on|off]
 `
 
-func init() { objects["dev"] = cmdDev }
-
 // cmdDev is "rdma dev ...".
 func cmdDev(stdout io.Writer, o options, args []string) error {
 	if len(args) == 0 {

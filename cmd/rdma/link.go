@@ -12,8 +12,6 @@ Usage: rdma link add NAME type TYPE netdev NETDEV
 Usage: rdma link delete NAME
 `
 
-func init() { objects["link"] = cmdLink }
-
 // cmdLink is "rdma link ...".
 func cmdLink(stdout io.Writer, o options, args []string) error {
 	if len(args) == 0 {

@@ -6,8 +6,10 @@
 //	rdma [ OPTIONS ] OBJECT { COMMAND | help }
 //	rdma [ -f[orce] ] -b[atch] filename
 //
-// This build implements the dev (show) and link (show, add, delete) objects;
-// the others follow.
+// Every object of iproute2's rdma is here (dev, link, resource, system,
+// statistic and monitor, with their commands), with its options (-V, -d,
+// -dd, -j, -p, -r, -o) and batch files (-b, -f). The README lists the
+// deliberate differences.
 package main
 
 import (
@@ -54,13 +56,15 @@ func run(stdout io.Writer, args []string) error {
 	return runCommand(stdout, o, words)
 }
 
-// objectOrder is iproute2's order of objects: a prefix selects the first
-// object it matches ("s" is system, "st" statistic).
-var objectOrder = []string{"dev", "link", "resource", "system", "statistic", "monitor"}
-
-// objects maps each object to its command; each object's file registers
-// itself from init.
-var objects = map[string]func(io.Writer, options, []string) error{}
+// objects in iproute2's order: a prefix selects the first object it
+// matches ("s" is system, "st" statistic).
+var objects = []struct {
+	name string
+	run  func(io.Writer, options, []string) error
+}{
+	{"dev", cmdDev}, {"link", cmdLink}, {"resource", cmdResource},
+	{"system", cmdSystem}, {"statistic", cmdStat}, {"monitor", cmdMonitor},
+}
 
 // runCommand dispatches one command line (after the options).
 func runCommand(stdout io.Writer, o options, words []string) error {
@@ -68,15 +72,10 @@ func runCommand(stdout io.Writer, o options, words []string) error {
 		_, err := io.WriteString(stdout, usage)
 		return err
 	}
-	for _, name := range objectOrder {
-		if !matches(words[0], name) {
-			continue
+	for _, obj := range objects {
+		if matches(words[0], obj.name) {
+			return obj.run(stdout, o, words[1:])
 		}
-		fn, ok := objects[name]
-		if !ok {
-			return fmt.Errorf("rdma: object %q is not in this build yet", name)
-		}
-		return fn(stdout, o, words[1:])
 	}
 	return fmt.Errorf("Unknown object '%s'.", words[0])
 }

@@ -12,8 +12,6 @@ import (
 	"github.com/rdmastack/rdmastack/nldev"
 )
 
-func init() { objects["monitor"] = cmdMonitor }
-
 const monitorUsage = `Usage: rdma monitor
 `
 

@@ -31,8 +31,6 @@ const resUsage = `Usage: rdma resource
           resource set frmr_pools dev DEV pinned POOL_KEY PINNED_VALUE
 `
 
-func init() { objects["resource"] = cmdResource }
-
 // cmdResource is "rdma resource ...".
 func cmdResource(stdout io.Writer, o options, args []string) error {
 	if len(args) == 0 {

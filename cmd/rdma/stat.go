@@ -27,8 +27,6 @@ where  OBJECT: = { qp }
        FILTER_NAME: = { cntn | lqpn | pid | qp-type }
 `
 
-func init() { objects["statistic"] = cmdStat }
-
 // statSession is one statistic command: the device map, the printer and
 // the command's remaining words.
 type statSession struct {

@@ -16,8 +16,6 @@ const sysSetUsage = `Usage: rdma system set [PARAM] value
             system set privileged-qkey { on | off }
 `
 
-func init() { objects["system"] = cmdSystem }
-
 // cmdSystem is "rdma system ...".
 func cmdSystem(stdout io.Writer, o options, args []string) error {
 	if len(args) == 0 {
