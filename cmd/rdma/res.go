@@ -50,24 +50,19 @@ func cmdResource(stdout io.Writer, o options, args []string) error {
 	return fmt.Errorf("Unknown resource command '%s'.", args[0])
 }
 
-// resObject is one "rdma resource show OBJECT" (iproute2's RES_FUNC).
+// resObject is one "rdma resource show OBJECT" (iproute2's RES_FUNC),
+// made from its kind's table (resKind.object).
 type resObject struct {
 	name    string
-	filters []filterDef
 	perLink bool // qp, cm_id: "link DEV/PORT", one query per port
+	filters []filterDef
 	show    func(s *resSession, dev nldev.Device, port uint32) error
 }
 
 // resObjects in iproute2's order: a prefix selects the first that matches.
 var resObjects = []resObject{
-	{"qp", qpFilters, true, showQPs},
-	{"cm_id", cmidFilters, true, showCMIDs},
-	{"cq", cqFilters, false, showCQs},
-	{"mr", mrFilters, false, showMRs},
-	{"pd", pdFilters, false, showPDs},
-	{"ctx", ctxFilters, false, showContexts},
-	{"srq", srqFilters, false, showSRQs},
-	{"frmr_pools", frmrFilters, false, showFRMRPools},
+	qpKind.object(), cmidKind.object(), cqKind.object(), mrKind.object(),
+	pdKind.object(), ctxKind.object(), srqKind.object(), frmrKind.object(),
 }
 
 // resSession is one resource command: the session, printer and filters.
@@ -227,20 +222,4 @@ func (rs *resSession) parseLink(arg string) (d nldev.Device, port uint32, all bo
 		return d, 0, false, fmt.Errorf("Wrong device name")
 	}
 	return d, port, all, nil
-}
-
-// fetch runs a show: the lookup by id when a doit filter gives one (with
-// the dump as the fallback iproute2 uses for kernels without lookups),
-// else the dump.
-func fetch[T any](rs *resSession, get func(id uint32) (T, error), dump func() ([]T, error)) ([]T, error) {
-	if id, ok := rs.fs.doitIndex(); ok && get != nil {
-		v, err := get(id)
-		if err == nil {
-			return []T{v}, nil
-		}
-		if rs.o.raw {
-			return nil, err
-		}
-	}
-	return dump()
 }

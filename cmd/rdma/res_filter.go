@@ -16,6 +16,52 @@ type filterDef struct {
 	doit   bool
 }
 
+// filterSpec is how a resource kind's field filters. rank is its place in
+// iproute2's list of the kind's filters (rdma/res.h; 1 is the first after
+// "dev" or "link"): a key selects the first filter it is a prefix of, so
+// the order decides what "p" or "s" mean. Rank 0: the field is no filter.
+type filterSpec struct {
+	rank  int
+	by    filterBy
+	doit  bool // a single number is first tried as a lookup by id
+	inert bool // accepted, never applied: iproute2 lists it and checks nothing
+}
+
+// filterBy is how a filter compares a field's value.
+type filterBy uint8
+
+const (
+	byNumber filterBy = iota + 1 // numbers and ranges, against the value's low 32 bits
+	byString                     // a case-insensitive comma list
+	byQPs                        // numbers, against each QP of an SRQ's list (srqQPList)
+)
+
+var noFilter filterSpec
+
+func numberFilter(rank int) filterSpec { return filterSpec{rank: rank, by: byNumber} }
+func idFilter(rank int) filterSpec     { return filterSpec{rank: rank, by: byNumber, doit: true} }
+func stringFilter(rank int) filterSpec { return filterSpec{rank: rank, by: byString} }
+func qpsFilter(rank int) filterSpec    { return filterSpec{rank: rank, by: byQPs} }
+func inert(s filterSpec) filterSpec    { s.inert = true; return s }
+
+// hides reports whether the filter on field name hides an object whose
+// field has value v.
+func (fs filters) hides(name string, by filterBy, v value) bool {
+	if v.state == exempt {
+		return false
+	}
+	switch by {
+	case byNumber:
+		return fs.num(name, uint32(v.n), v.state == present)
+	case byString:
+		return fs.str(name, v.s)
+	case byQPs:
+		_, ok := srqQPList(fs, v.qps)
+		return !ok
+	}
+	return false
+}
+
 // filter is one FILTER VALUE pair of the command line. The key is kept as
 // typed: iproute2 matches it as a prefix of the attribute's name.
 type filter struct {
@@ -145,27 +191,6 @@ func (fs filters) str(name, v string) bool {
 	}
 	return true
 }
-
-// The filters of each object (iproute2 HEAD's rdma/res.h).
-var (
-	qpFilters = []filterDef{{"link", false, false}, {"lqpn", true, true}, {"rqpn", true, false},
-		{"pid", true, false}, {"sq-psn", true, false}, {"rq-psn", true, false}, {"type", false, false},
-		{"path-mig-state", false, false}, {"state", false, false}, {"pdn", true, false}}
-	cmidFilters = []filterDef{{"link", false, false}, {"lqpn", true, false}, {"qp-type", false, false},
-		{"state", false, false}, {"ps", false, false}, {"dev-type", false, false},
-		{"transport-type", false, false}, {"pid", true, false}, {"src-addr", false, false},
-		{"src-port", true, false}, {"dst-addr", false, false}, {"dst-port", true, false},
-		{"cm-idn", true, true}}
-	cqFilters = []filterDef{{"dev", false, false}, {"users", true, false}, {"poll-ctx", false, false},
-		{"pid", true, false}, {"cqn", true, true}, {"ctxn", true, false}}
-	mrFilters = []filterDef{{"dev", false, false}, {"rkey", true, false}, {"lkey", true, false},
-		{"mrlen", true, false}, {"pid", true, false}, {"mrn", true, true}, {"pdn", true, false}}
-	pdFilters = []filterDef{{"dev", false, false}, {"users", true, false}, {"pid", true, false},
-		{"ctxn", true, false}, {"pdn", true, true}, {"ctxn", true, false}}
-	ctxFilters = []filterDef{{"dev", false, false}, {"pid", true, false}, {"ctxn", true, true}}
-	srqFilters = []filterDef{{"dev", false, false}, {"pid", true, false}, {"srqn", true, true},
-		{"type", false, false}, {"pdn", true, false}, {"cqn", true, false}, {"lqpn", true, false}}
-)
 
 // devArg returns the argument after "dev" or "link" (iproute2's
 // rd_set_arg_to_devname), or "" when there is none.

@@ -28,13 +28,13 @@ func testFRMRPools() []nldev.FRMRPool {
 
 func renderFRMR(t *testing.T, o options, filter ...string) string {
 	t.Helper()
-	fs, err := parseFilters(filter, frmrFilters)
+	fs, err := parseFilters(filter, frmrKind.filterDefs())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
 	rs := &resSession{session: &session{o: o}, p: newPrinter(&out, o), fs: fs}
-	if err := printFRMRPools(rs, testFRMRPools()); err != nil {
+	if err := frmrKind.printAll(rs, testFRMRPools(), 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := rs.p.flush(); err != nil {
@@ -143,7 +143,7 @@ func TestFRMRFilters(t *testing.T) {
 		"queue":           "No filter data was supplied to filter option queue",
 		"in_use 1 pinned": "There is filter option without data",
 	} {
-		if _, err := parseFilters(strings.Fields(args), frmrFilters); err == nil || err.Error() != want {
+		if _, err := parseFilters(strings.Fields(args), frmrKind.filterDefs()); err == nil || err.Error() != want {
 			t.Errorf("parseFilters(%s) = %v, want %q", args, err, want)
 		}
 	}

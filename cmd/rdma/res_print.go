@@ -42,13 +42,6 @@ func printDev(p *printer, dev uint32, name string) {
 	p.str("ifname", "dev %s ", name)
 }
 
-// resU32 is res_print_u32/u64: "name N " when the attribute is present.
-func resU32[T uint32 | uint64](p *printer, name string, v *T) {
-	if v != nil {
-		p.uint(name, strings.ReplaceAll(name, "%", "%%")+" %d ", uint64(*v))
-	}
-}
-
 // printKey is print_key: "name 0xHEX " in text, lowercase hex without 0x
 // in JSON; iproute2 passes the value as an unsigned int, so only its low
 // 32 bits show.
@@ -108,104 +101,9 @@ func printPID(p *printer, o nldev.Owner) {
 	}
 }
 
-// maxDriverLine is iproute2's MAX_LINE_LENGTH: after this many characters
-// of driver attributes, they continue on a new indented line.
-const maxDriverLine = 80
-
-// printDriver is print_driver_table, shown with -dd: "drv_KEY VALUE "
-// after a new indented line.
-func printDriver(rs *resSession, attrs []nldev.DriverAttr) {
-	p := rs.p
-	if !rs.o.driverDetails || attrs == nil {
-		return
-	}
-	textOnly(p, p.sl+"    ")
-	cc := 0
-	for _, a := range attrs {
-		if cc > maxDriverLine {
-			textOnly(p, p.sl+"    ")
-			cc = 0
-		}
-		key := "drv_" + a.Key
-		if s, ok := a.Value.(nldev.DriverString); ok {
-			jsonOnly(p, key, string(s))
-			textOnly(p, key+" "+string(s)+" ")
-			continue
-		}
-		var (
-			dec, hex string
-			js       int32 // iproute2 passes every number through an int
-		)
-		switch v := a.Value.(type) {
-		case nldev.DriverS32:
-			dec, hex, js = strconv.FormatInt(int64(v), 10), strconv.FormatUint(uint64(uint32(v)), 16), int32(v)
-		case nldev.DriverU32:
-			dec, hex, js = strconv.FormatUint(uint64(v), 10), strconv.FormatUint(uint64(v), 16), int32(v)
-		case nldev.DriverS64:
-			dec, hex, js = strconv.FormatInt(int64(v), 10), strconv.FormatUint(uint64(v), 16), int32(v)
-		case nldev.DriverU64:
-			dec, hex, js = strconv.FormatUint(uint64(v), 10), strconv.FormatUint(uint64(v), 16), int32(v)
-		default:
-			return
-		}
-		if p.json {
-			jsonOnly(p, key, js)
-			continue
-		}
-		var s string
-		switch a.PrintType {
-		case nldev.DriverPrintDefault:
-			s = key + " " + dec + " "
-		case nldev.DriverPrintHex:
-			s = key + " 0x" + hex + " "
-		default:
-			return // iproute2 stops at a print type it does not know
-		}
-		textOnly(p, s)
-		cc += len(s)
-	}
-}
-
-// printRaw is print_raw_data: the bytes as a JSON array "data", and in
-// text each byte in decimal, unseparated, then ">".
-func printRaw(p *printer, data []byte) {
-	if p.json {
-		v := make([]uint, len(data))
-		for i, b := range data {
-			v[i] = uint(b)
-		}
-		jsonOnly(p, "data", v)
-		return
-	}
-	for _, b := range data {
-		p.text.WriteString(strconv.Itoa(int(b)))
-	}
-	p.text.WriteString(">")
-}
-
-// showRaw prints raw objects: "link DEV/PORT" for QPs, "dev DEV" for the
-// others, then the data.
-func showRaw(rs *resSession, objs []nldev.RawResource, link bool) error {
-	for _, r := range objs {
-		if link {
-			printLink(rs.p, r.DevIndex, r.DevName, r.Port)
-		} else {
-			printDev(rs.p, r.DevIndex, r.DevName)
-		}
-		printRaw(rs.p, r.Data)
-		if err := rs.p.end(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// fetchShowRaw fetches raw objects (a lookup by id when the filters name
-// one, else a dump) and prints them.
-func fetchShowRaw(rs *resSession, link bool, get func(id uint32) (nldev.RawResource, error), dump func() ([]nldev.RawResource, error)) error {
-	objs, err := fetch(rs, get, dump)
-	if err != nil {
-		return err
-	}
-	return showRaw(rs, objs, link)
+// printAddr is print_ipaddr: "key ADDR:PORT " in text, "ADDR:PORT" in JSON.
+func printAddr(p *printer, key, addr string, port uint16) {
+	s := fmt.Sprintf("%s:%d", addr, port)
+	jsonOnly(p, key, s)
+	textOnly(p, key+" "+s+" ")
 }

@@ -28,7 +28,7 @@ func TestNumberMatches(t *testing.T) {
 }
 
 func TestParseFilters(t *testing.T) {
-	fs, err := parseFilters([]string{"link", "rxe0/1", "lq", "17", "type", "RC,ud", "pdn", "1,2"}, qpFilters)
+	fs, err := parseFilters([]string{"link", "rxe0/1", "lq", "17", "type", "RC,ud", "pdn", "1,2"}, qpKind.filterDefs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestParseFilters(t *testing.T) {
 	if fs.num("rqpn", 5, false) || fs.str("state", "ERR") {
 		t.Errorf("an attribute without a filter was filtered")
 	}
-	if fs, _ := parseFilters([]string{"lqpn", "1-3"}, qpFilters); func() bool { _, ok := fs.doitIndex(); return ok }() {
+	if fs, _ := parseFilters([]string{"lqpn", "1-3"}, qpKind.filterDefs()); func() bool { _, ok := fs.doitIndex(); return ok }() {
 		t.Errorf("a range became a lookup")
 	}
 	for args, want := range map[string]string{
@@ -55,7 +55,7 @@ func TestParseFilters(t *testing.T) {
 		"cqn x":      `cqn filter accepts "1234567890,-" characters only`,
 		"poll-ctx 5": "",
 	} {
-		_, err := parseFilters(strings.Fields(args), cqFilters)
+		_, err := parseFilters(strings.Fields(args), cqKind.filterDefs())
 		if (err == nil) != (want == "") || (err != nil && err.Error() != want) {
 			t.Errorf("parseFilters(%s) = %v, want %q", args, err, want)
 		}
@@ -85,7 +85,7 @@ func TestSRQQPList(t *testing.T) {
 		if tc.filter != "" {
 			args = []string{"lqpn", tc.filter}
 		}
-		fs, err := parseFilters(args, srqFilters)
+		fs, err := parseFilters(args, srqKind.filterDefs())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestSRQQPList(t *testing.T) {
 			t.Errorf("lqpn %q: %q, %v; want %q, %v", tc.filter, got, ok, tc.want, tc.ok)
 		}
 	}
-	fs, _ := parseFilters([]string{"lqpn", "1"}, srqFilters)
+	fs, _ := parseFilters([]string{"lqpn", "1"}, srqKind.filterDefs())
 	if _, ok := srqQPList(fs, nil); ok {
 		t.Errorf("an SRQ without QPs passed an lqpn filter")
 	}
