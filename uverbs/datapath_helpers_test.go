@@ -25,6 +25,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvAccess(t, uverbs.AccessLocalWrite|uverbs.AccessRemoteWrite|uverbs.AccessRemoteRead|uverbs.AccessRemoteAtomic)
+}
+
+// newEnvAccess is newEnv with the region registered with access.
+func newEnvAccess(t *testing.T, access uverbs.Access) *env {
+	t.Helper()
 	testenv.RequireRDMA(t)
 	c, err := uverbs.OpenName("rxe0")
 	if err != nil {
@@ -44,7 +50,7 @@ func newEnv(t *testing.T) *env {
 			t.Errorf("buffer close: %v", err)
 		}
 	})
-	mr, err := buf.Register(pd, uverbs.AccessLocalWrite|uverbs.AccessRemoteWrite|uverbs.AccessRemoteRead|uverbs.AccessRemoteAtomic)
+	mr, err := buf.Register(pd, access)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,9 @@ type QP struct {
 	num        uint32
 	typ        ib.QPType
 	cap        QPCap
+	sendCQ     *CQ
+	recvCQ     *CQ
+	srq        *SRQ
 	ops        qpOps // the provider's; nil on a context without a char device
 }
 
@@ -58,7 +61,7 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 			return nil, err
 		}
 	}
-	qp := &QP{object: object{ctx: c, kind: "qp"}, typ: init.Type}
+	qp := &QP{object: object{ctx: c, kind: "qp"}, typ: init.Type, sendCQ: init.SendCQ, recvCQ: init.RecvCQ, srq: init.SRQ}
 	qp.userHandle = c.register(qp)
 	req := abi.CreateQp{UserHandle: qp.userHandle, PdHandle: pd.handle, SendCqHandle: init.SendCQ.handle,
 		RecvCqHandle: init.RecvCQ.handle, MaxSendWr: init.Cap.MaxSendWR, MaxRecvWr: init.Cap.MaxRecvWR,

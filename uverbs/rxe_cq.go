@@ -69,9 +69,13 @@ func (x *rxeCQ) poll(wc []WC) (int, error) {
 		e := (*abi.UverbsWc)(x.q.elem(cons))
 		w := &wc[n]
 		w.ID, w.Status, w.Opcode, w.VendorErr, w.ByteLen = e.WrID, WCStatus(e.Status), WCOpcode(e.Opcode), e.VendorErr, e.ByteLen
-		w.Imm, w.QPNum, w.SrcQP, w.Flags = e.Ex, e.QpNum, e.SrcQp, WCFlags(e.WcFlags)
-		if w.Flags&WCWithImm != 0 {
+		w.QPNum, w.SrcQP, w.Flags = e.QpNum, e.SrcQp, WCFlags(e.WcFlags)
+		w.Imm, w.InvRKey = 0, 0
+		switch {
+		case w.Flags&WCWithImm != 0:
 			w.Imm = bits.ReverseBytes32(e.Ex)
+		case w.Flags&WCWithInv != 0:
+			w.InvRKey = e.Ex
 		}
 		w.PKeyIndex, w.SLID, w.SL, w.DLIDPath, w.Port = e.PkeyIndex, e.Slid, e.Sl, e.DlidPathBits, e.PortNum
 		x.q.release(cons)

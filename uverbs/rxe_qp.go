@@ -71,13 +71,22 @@ func (x *rxeQP) maxInline() int {
 	return min(int(x.qp.cap.MaxInlineData), x.sq.elemSize()-sendWqeHdr)
 }
 
-func (x *rxeQP) postSend(wr *SendWR) error {
+func (x *rxeQP) postSend(wr *SendWR) error { return x.post(wr, false) }
+
+// postDrainMarker posts Drain's send marker: a signaled zero-length send
+// that a QP in the error state flushes (for UD without an address
+// handle, which the flush does not look at).
+func (x *rxeQP) postDrainMarker() error {
+	return x.post(&SendWR{ID: DrainWRID, Opcode: OpSend, Flags: SendSignaled}, true)
+}
+
+func (x *rxeQP) post(wr *SendWR, marker bool) error {
 	x.sqMu.Lock()
 	defer x.sqMu.Unlock()
 	if x.closed {
 		return x.qp.closedErr("post send")
 	}
-	if err := x.postOneSend(wr); err != nil {
+	if err := x.postOneSend(wr, marker); err != nil {
 		return err
 	}
 	return x.qp.ctx.doorbell("post send", x.db)
@@ -92,7 +101,7 @@ func (x *rxeQP) postSendList(wrs []SendWR) error {
 	var perr error
 	n := 0
 	for i := range wrs {
-		if perr = x.postOneSend(&wrs[i]); perr != nil {
+		if perr = x.postOneSend(&wrs[i], false); perr != nil {
 			perr = fmt.Errorf("work request %d: %w", i, perr)
 			break
 		}
@@ -106,7 +115,7 @@ func (x *rxeQP) postSendList(wrs []SendWR) error {
 	return perr
 }
 
-func (x *rxeQP) postOneSend(wr *SendWR) error {
+func (x *rxeQP) postOneSend(wr *SendWR, marker bool) error {
 	qp := x.qp
 	const op = "post send"
 	if len(wr.SGE) > int(qp.cap.MaxSendSGE) {
@@ -117,10 +126,14 @@ func (x *rxeQP) postOneSend(wr *SendWR) error {
 		length += uint64(wr.SGE[i].Length)
 	}
 	switch {
-	case wr.Opcode > OpAtomicFetchAdd:
+	case wr.Opcode > OpSendWithInv:
 		return qp.invalid(op, "opcode %v", wr.Opcode)
 	case qp.typ == ib.QPTypeUD && wr.Opcode != OpSend && wr.Opcode != OpSendWithImm:
 		return qp.invalid(op, "%v on a UD QP", wr.Opcode)
+	case wr.Opcode == OpBindMW && (wr.MW == nil || len(wr.SGE) != 0 || wr.Flags&SendInline != 0):
+		return qp.invalid(op, "a bind names a window and no data")
+	case wr.Opcode == OpLocalInv && (len(wr.SGE) != 0 || wr.Flags&SendInline != 0):
+		return qp.invalid(op, "an invalidation carries no data")
 	case qp.typ == ib.QPTypeUC && (wr.Opcode == OpRDMARead || wr.Opcode.atomic()):
 		return qp.invalid(op, "%v on a UC QP", wr.Opcode)
 	case wr.Opcode.atomic() && (length < 8 || wr.RemoteAddr&7 != 0):
@@ -133,7 +146,7 @@ func (x *rxeQP) postOneSend(wr *SendWR) error {
 		return qp.invalid(op, "%d bytes", length)
 	}
 	var ahNum uint32
-	if qp.typ == ib.QPTypeUD {
+	if qp.typ == ib.QPTypeUD && !marker {
 		if wr.AH == nil {
 			return qp.invalid(op, "a UD send needs an address handle")
 		}
@@ -149,11 +162,21 @@ func (x *rxeQP) postOneSend(wr *SendWR) error {
 	wqe := (*abi.RxeSendWqe)(p)
 	*wqe = abi.RxeSendWqe{}
 	wqe.Wr.WrID, wqe.Wr.Opcode, wqe.Wr.SendFlags = wr.ID, uint32(wr.Opcode), uint32(wr.Flags)
-	if wr.Opcode == OpSendWithImm || wr.Opcode == OpRDMAWriteWithImm {
+	switch wr.Opcode {
+	case OpSendWithImm, OpRDMAWriteWithImm:
 		wqe.Wr.Ex = bits.ReverseBytes32(wr.Imm)
+	case OpLocalInv, OpSendWithInv:
+		wqe.Wr.Ex = wr.InvalidateRKey
 	}
 	u := unsafe.Pointer(&wqe.Wr.Wr[0])
 	switch {
+	case wr.Opcode == OpBindMW:
+		*(*uint64)(unsafe.Add(u, abi.RxeWrMwAddr)) = wr.MWBind.Addr
+		*(*uint64)(unsafe.Add(u, abi.RxeWrMwLength)) = wr.MWBind.Length
+		*(*uint32)(unsafe.Add(u, abi.RxeWrMwMrLkey)) = wr.MWBind.LKey
+		*(*uint32)(unsafe.Add(u, abi.RxeWrMwMwRkey)) = wr.MW.RKey()
+		*(*uint32)(unsafe.Add(u, abi.RxeWrMwRkey)) = wr.MWRKey
+		*(*uint32)(unsafe.Add(u, abi.RxeWrMwAccess)) = uint32(wr.MWBind.Access)
 	case wr.Opcode.atomic():
 		*(*uint64)(unsafe.Add(u, abi.RxeWrAtomicRemoteAddr)) = wr.RemoteAddr
 		*(*uint64)(unsafe.Add(u, abi.RxeWrAtomicCompareAdd)) = wr.CompareAdd
@@ -163,7 +186,7 @@ func (x *rxeQP) postOneSend(wr *SendWR) error {
 		*(*uint32)(unsafe.Add(u, abi.RxeWrUDRemoteQpn)) = wr.RemoteQPN
 		*(*uint32)(unsafe.Add(u, abi.RxeWrUDRemoteQkey)) = wr.RemoteQKey
 		*(*uint32)(unsafe.Add(u, abi.RxeWrUDAhNum)) = ahNum
-	case wr.Opcode != OpSend && wr.Opcode != OpSendWithImm:
+	case wr.Opcode != OpSend && wr.Opcode != OpSendWithImm && wr.Opcode != OpSendWithInv && wr.Opcode != OpLocalInv:
 		*(*uint64)(unsafe.Add(u, abi.RxeWrRdmaRemoteAddr)) = wr.RemoteAddr
 		*(*uint32)(unsafe.Add(u, abi.RxeWrRdmaRkey)) = wr.RKey
 	}
@@ -186,6 +209,9 @@ func (x *rxeQP) postOneSend(wr *SendWR) error {
 	wqe.Ssn = x.ssn
 	x.ssn++
 	x.sq.publish(prod)
+	if wr.Opcode == OpBindMW {
+		wr.MW.rkey.Store(wr.MWRKey)
+	}
 	return nil
 }
 

@@ -83,7 +83,7 @@ func TestSendWQELayout(t *testing.T) {
 	qp := &rxeQP{qp: &QP{typ: ib.QPTypeRC, cap: QPCap{MaxSendSGE: 2, MaxInlineData: 32}}, sq: q}
 	wr := SendWR{ID: 7, Opcode: OpRDMAWriteWithImm, Flags: SendSignaled, Imm: 0xa0b0c0d0,
 		SGE: []SGE{{Addr: 0x1000, Length: 10, LKey: 5}, {Addr: 0x2000, Length: 20, LKey: 6}}, RemoteAddr: 0x9000, RKey: 77}
-	if err := qp.postOneSend(&wr); err != nil {
+	if err := qp.postOneSend(&wr, false); err != nil {
 		t.Fatal(err)
 	}
 	w := mem[queueHdrSize:]
@@ -100,7 +100,7 @@ func TestSendWQELayout(t *testing.T) {
 	}
 	atomicWR := SendWR{ID: 8, Opcode: OpAtomicCmpAndSwp, SGE: []SGE{{Addr: 0x3000, Length: 8, LKey: 5}},
 		RemoteAddr: 0x8000, RKey: 78, CompareAdd: 3, Swap: 4}
-	if err := qp.postOneSend(&atomicWR); err != nil {
+	if err := qp.postOneSend(&atomicWR, false); err != nil {
 		t.Fatal(err)
 	}
 	w = mem[queueHdrSize+256:]

@@ -87,6 +87,7 @@ type WCFlags uint32
 const (
 	WCWithGRH WCFlags = 1 << 0 // IB_WC_GRH: a UD receive buffer starts with the 40-byte GRH
 	WCWithImm WCFlags = 1 << 1 // IB_WC_WITH_IMM: Imm is valid
+	WCWithInv WCFlags = 1 << 2 // IB_WC_WITH_INVALIDATE: the sender invalidated InvalidatedRKey
 )
 
 // WC is a work completion (struct ib_uverbs_wc).
@@ -97,6 +98,7 @@ type WC struct {
 	VendorErr uint32
 	ByteLen   uint32
 	Imm       uint32 // host order, valid with WCWithImm
+	InvRKey   uint32 // the key a SEND_WITH_INV invalidated, valid with WCWithInv
 	QPNum     uint32
 	SrcQP     uint32
 	Flags     WCFlags

@@ -19,10 +19,13 @@ const (
 	OpRDMARead         Opcode = 4 // IB_UVERBS_WR_RDMA_READ
 	OpAtomicCmpAndSwp  Opcode = 5 // IB_UVERBS_WR_ATOMIC_CMP_AND_SWP
 	OpAtomicFetchAdd   Opcode = 6 // IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD
+	OpLocalInv         Opcode = 7 // IB_UVERBS_WR_LOCAL_INV: invalidate InvalidateRKey here
+	OpBindMW           Opcode = 8 // IB_UVERBS_WR_BIND_MW: bind a type 2 window
+	OpSendWithInv      Opcode = 9 // IB_UVERBS_WR_SEND_WITH_INV: send, and invalidate InvalidateRKey at the peer
 )
 
 var opNames = [...]string{"RDMA_WRITE", "RDMA_WRITE_WITH_IMM", "SEND", "SEND_WITH_IMM", "RDMA_READ",
-	"ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD"}
+	"ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD", "LOCAL_INV", "BIND_MW", "SEND_WITH_INV"}
 
 // String returns libibverbs' name without IBV_WR_.
 func (o Opcode) String() string {
@@ -97,6 +100,15 @@ type SendWR struct {
 	AH         *AH
 	RemoteQPN  uint32
 	RemoteQKey uint32
+
+	// OpBindMW: the window, the key it is to have (MW.NextRKey) and what
+	// it is bound to.
+	MW     *MW
+	MWRKey uint32
+	MWBind MWBind
+
+	// OpLocalInv and OpSendWithInv: the key to invalidate.
+	InvalidateRKey uint32
 }
 
 // RecvWR is a receive work request (struct ibv_recv_wr).

@@ -171,13 +171,13 @@ func (e *FD) TryRead(b []byte) (n int, ok bool, err error) {
 // before or during the wait.
 func (e *FD) Read(ctx context.Context, b []byte) (int, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, ctxErr(err)
+		return 0, ContextError(err)
 	}
 	if !e.take(ctx) {
 		if e.closed.Load() {
 			return 0, ErrClosed
 		}
-		return 0, ctxErr(ctx.Err())
+		return 0, ContextError(ctx.Err())
 	}
 	defer e.give()
 	dl, _ := ctx.Deadline()
@@ -195,7 +195,7 @@ func (e *FD) Read(ctx context.Context, b []byte) (int, error) {
 		// Woken by a deadline: ours, a cancellation, or the stale kick
 		// of a context an earlier wait used.
 		if err := ctx.Err(); err != nil {
-			return 0, ctxErr(err)
+			return 0, ContextError(err)
 		}
 		if !dl.IsZero() && !time.Now().Before(dl) {
 			return 0, DeadlineExceeded
@@ -297,7 +297,9 @@ func (e *FD) mapErr(err error) error {
 	return err
 }
 
-func ctxErr(err error) error {
+// ContextError is a context's error as waits return it: a passed
+// deadline as DeadlineExceeded, which also matches os.ErrDeadlineExceeded.
+func ContextError(err error) error {
 	if err == context.DeadlineExceeded {
 		return DeadlineExceeded
 	}

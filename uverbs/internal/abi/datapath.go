@@ -109,6 +109,12 @@ const (
 	RxeWrUDRemoteQkey     = 4  // wr.ud.remote_qkey
 	RxeWrUDPkeyIndex      = 8  // wr.ud.pkey_index
 	RxeWrUDAhNum          = 12 // wr.ud.ah_num
+	RxeWrMwAddr           = 0  // wr.mw.addr
+	RxeWrMwLength         = 8  // wr.mw.length
+	RxeWrMwMrLkey         = 16 // wr.mw.mr_lkey
+	RxeWrMwMwRkey         = 20 // wr.mw.mw_rkey
+	RxeWrMwRkey           = 24 // wr.mw.rkey
+	RxeWrMwAccess         = 28 // wr.mw.access
 )
 
 // RxeSendWqe is struct rxe_send_wqe (rdma/rdma_user_rxe.h) up to its

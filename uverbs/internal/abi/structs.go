@@ -231,6 +231,25 @@ type DeallocPd struct {
 	PdHandle uint32
 }
 
+// AllocMw is struct ib_uverbs_alloc_mw (rdma/ib_user_verbs.h).
+type AllocMw struct {
+	Response uint64
+	PdHandle uint32
+	MwType   uint8 // enum ib_uverbs_mw_type: IB_UVERBS_MW_TYPE_1 or _2
+	Reserved [3]uint8
+}
+
+// AllocMwResp is struct ib_uverbs_alloc_mw_resp (rdma/ib_user_verbs.h).
+type AllocMwResp struct {
+	MwHandle uint32
+	Rkey     uint32
+}
+
+// DeallocMw is struct ib_uverbs_dealloc_mw (rdma/ib_user_verbs.h).
+type DeallocMw struct {
+	MwHandle uint32
+}
+
 // RegMr is struct ib_uverbs_reg_mr (rdma/ib_user_verbs.h).
 type RegMr struct {
 	Response    uint64
