@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
@@ -31,7 +32,7 @@ func NewMirror(ctx *uverbs.Context) (*Mirror, error) {
 			return nil, fmt.Errorf("ah: mirror: %w", err)
 		}
 		specs = append(specs, PortSpec{Port: uint32(p), Size: pa.GIDTableLen,
-			RoCE: pa.LinkLayer == uverbs.LinkLayerEthernet, GRHRequired: pa.GRHRequired})
+			RoCE: pa.LinkLayer == ib.LinkLayerEthernet, GRHRequired: pa.GRHRequired})
 	}
 	t, err := NewTable(specs...)
 	if err != nil {

@@ -142,7 +142,7 @@ func followsNetdev(d Device) bool {
 		return false
 	}
 	for _, p := range d.Ports {
-		if p.LinkLayer != LinkLayerEthernet {
+		if p.LinkLayer != ib.LinkLayerEthernet {
 			return false
 		}
 	}

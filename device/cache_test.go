@@ -10,7 +10,7 @@ import (
 )
 
 func TestFollowsNetdev(t *testing.T) {
-	eth := []Port{{LinkLayer: LinkLayerEthernet}}
+	eth := []Port{{LinkLayer: ib.LinkLayerEthernet}}
 	for _, tc := range []struct {
 		name string
 		d    Device
@@ -20,7 +20,7 @@ func TestFollowsNetdev(t *testing.T) {
 		{"siw", Device{HasDriverID: true, DriverID: ib.DriverSIW, Ports: eth}, true},
 		{"mlx5 RoCE", Device{HasDriverID: true, DriverID: ib.DriverMLX5, Ports: eth}, false},
 		{"no driver id", Device{Ports: eth}, false},
-		{"rxe with an IB port", Device{HasDriverID: true, DriverID: ib.DriverRXE, Ports: []Port{{LinkLayer: LinkLayerInfiniBand}}}, false},
+		{"rxe with an IB port", Device{HasDriverID: true, DriverID: ib.DriverRXE, Ports: []Port{{LinkLayer: ib.LinkLayerInfiniBand}}}, false},
 	} {
 		if got := followsNetdev(tc.d); got != tc.want {
 			t.Errorf("%s: followsNetdev = %v, want %v", tc.name, got, tc.want)
@@ -30,9 +30,9 @@ func TestFollowsNetdev(t *testing.T) {
 
 func TestPortUpdate(t *testing.T) {
 	umad := &nldev.Chardev{Name: "umad0"}
-	p := Port{LinkLayer: LinkLayerInfiniBand, Umad: umad, LID: 9, SMLID: 1}
+	p := Port{LinkLayer: ib.LinkLayerInfiniBand, Umad: umad, LID: 9, SMLID: 1}
 	p.update(nldev.Port{Index: 1, State: ib.PortDown, PhysState: ib.PhysDisabled, Netdev: "ib0", NetdevIndex: 4})
-	want := Port{Number: 1, State: ib.PortDown, PhysState: ib.PhysDisabled, LinkLayer: LinkLayerInfiniBand,
+	want := Port{Number: 1, State: ib.PortDown, PhysState: ib.PhysDisabled, LinkLayer: ib.LinkLayerInfiniBand,
 		Netdev: "ib0", NetdevIndex: 4, Umad: umad}
 	if diff := cmp.Diff(want, p); diff != "" {
 		t.Errorf("update (-want +got):\n%s", diff)

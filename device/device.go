@@ -44,7 +44,7 @@ type Port struct {
 	Number    uint32
 	State     ib.PortState
 	PhysState ib.PhysState
-	LinkLayer LinkLayer
+	LinkLayer ib.LinkLayer
 
 	// Netdev and NetdevIndex name the port's network device (RoCE, iWARP)
 	// when it is in the caller's network namespace.
@@ -61,27 +61,6 @@ type Port struct {
 	// none (RoCE ports on newer kernels).
 	Umad *nldev.Chardev
 	Issm *nldev.Chardev
-}
-
-// LinkLayer is a port's link layer (sysfs ports/N/link_layer; libibverbs'
-// IBV_LINK_LAYER_*).
-type LinkLayer uint8
-
-// Link layers.
-const (
-	LinkLayerUnspecified LinkLayer = iota
-	LinkLayerInfiniBand
-	LinkLayerEthernet
-)
-
-func (l LinkLayer) String() string {
-	switch l {
-	case LinkLayerInfiniBand:
-		return "InfiniBand"
-	case LinkLayerEthernet:
-		return "Ethernet"
-	}
-	return "Unspecified"
 }
 
 // Snapshot is every RDMA device visible at one moment, with the global

@@ -97,7 +97,7 @@ func checkSysfs(t *testing.T, d Device) {
 	}
 	for _, p := range d.Ports {
 		port := itoa(int(p.Number))
-		if ll := read("ports", port, "link_layer"); ll != p.LinkLayer.String() || p.LinkLayer != LinkLayerEthernet {
+		if ll := read("ports", port, "link_layer"); ll != p.LinkLayer.String() || p.LinkLayer != ib.LinkLayerEthernet {
 			t.Errorf("%s/%s: sysfs link layer %q, List %v", d.Name, port, ll, p.LinkLayer)
 		}
 		if nd := read("ports", port, "gid_attrs", "ndevs", "0"); nd != p.Netdev {

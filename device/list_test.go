@@ -79,12 +79,12 @@ func TestList(t *testing.T) {
 			{Index: 0, Name: "mlx5_0", NodeType: ib.NodeCA, Protocol: nldev.ProtocolIB, NodeGUID: f.devs[0].NodeGUID,
 				SysImageGUID: f.devs[0].NodeGUID, FirmwareVersion: "16.35.2000", Uverbs: &uverbs0, DriverID: ib.DriverMLX5,
 				HasDriverID: true, Parent: Parent{Bus: "pci", Name: "0000:00:03.0"}, SysfsPath: "testdata/sysfs/class/infiniband/mlx5_0",
-				Ports: []Port{{Number: 1, State: ib.PortActive, PhysState: ib.PhysLinkUp, LinkLayer: LinkLayerInfiniBand,
+				Ports: []Port{{Number: 1, State: ib.PortActive, PhysState: ib.PhysLinkUp, LinkLayer: ib.LinkLayerInfiniBand,
 					LID: 7, SMLID: 1, SubnetPrefix: ib.GUIDFromUint64(0xfe80000000000000), Umad: &umad0}}},
 			{Index: 3, Name: "rxe0", NodeType: ib.NodeCA, Protocol: nldev.ProtocolRoCE,
 				Uverbs:    &nldev.Chardev{Type: nldev.ChardevUverbs, Name: "uverbs1", Dev: unix.Mkdev(231, 193), ABI: 2},
 				SysfsPath: "testdata/sysfs/class/infiniband/rxe0",
-				Ports: []Port{{Number: 1, State: ib.PortActive, PhysState: ib.PhysLinkUp, LinkLayer: LinkLayerEthernet,
+				Ports: []Port{{Number: 1, State: ib.PortActive, PhysState: ib.PhysLinkUp, LinkLayer: ib.LinkLayerEthernet,
 					Netdev: "eth1", NetdevIndex: 4}}},
 		},
 		RdmaCM: &nldev.Chardev{Type: nldev.ChardevRdmaCM, Name: "rdma_cm", Dev: unix.Mkdev(10, 58), ABI: 4},
@@ -139,7 +139,7 @@ func TestListEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ll := snap.Devices[1].Ports[0].LinkLayer; ll != LinkLayerEthernet {
+	if ll := snap.Devices[1].Ports[0].LinkLayer; ll != ib.LinkLayerEthernet {
 		t.Errorf("rxe0 without sysfs: link layer %v", ll)
 	}
 	if snap.Devices[1].Uverbs != nil || snap.Devices[0].Parent != (Parent{}) {

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/nldev"
 )
 
@@ -49,24 +50,24 @@ func (s sysfs) parent(name string) Parent {
 // known protocol is Ethernet (RoCE, iWARP, usNIC; a mixed mlx4 device
 // included). Only kernels that name no protocol (before 5.2) cost a sysfs
 // read.
-func (s sysfs) linkLayer(name string, port uint32, ibPort bool, proto nldev.Protocol) LinkLayer {
+func (s sysfs) linkLayer(name string, port uint32, ibPort bool, proto nldev.Protocol) ib.LinkLayer {
 	switch {
 	case ibPort:
-		return LinkLayerInfiniBand
+		return ib.LinkLayerInfiniBand
 	case proto != "":
-		return LinkLayerEthernet
+		return ib.LinkLayerEthernet
 	}
 	v, ok := s.read("class", "infiniband", name, "ports", strconv.FormatUint(uint64(port), 10), "link_layer")
 	if !ok {
-		return LinkLayerUnspecified
+		return ib.LinkLayerUnspecified
 	}
 	switch v {
 	case "InfiniBand":
-		return LinkLayerInfiniBand
+		return ib.LinkLayerInfiniBand
 	case "Ethernet":
-		return LinkLayerEthernet
+		return ib.LinkLayerEthernet
 	}
-	return LinkLayerUnspecified
+	return ib.LinkLayerUnspecified
 }
 
 // uverbs finds the device's verbs char device in class/infiniband_verbs,

@@ -1,6 +1,7 @@
 // Package ib holds the small value types of the InfiniBand architecture
 // that every other package of rdmastack speaks: GUIDs, node types, port
-// states and physical port states.
+// states, physical port states and link layers, and the one
+// ErrNotSupported sentinel.
 //
 // The types live in one package of their own so that nldev, uverbs,
 // device and rdma can share them without importing each other. Each type

@@ -61,3 +61,33 @@ func (s PhysState) String() string {
 
 // GoString keeps the number visible for values without a name.
 func (s PhysState) GoString() string { return fmt.Sprintf("ib.PhysState(%d)", uint8(s)) }
+
+// LinkLayer is a port's link layer (enum rdma_link_layer in the kernel's
+// include/rdma/ib_verbs.h, the link_layer of struct
+// ib_uverbs_query_port_resp; libibverbs' IBV_LINK_LAYER_*). QUERY_PORT
+// reports it, and sysfs in ports/N/link_layer.
+type LinkLayer uint8
+
+// Link layers.
+const (
+	LinkLayerUnspecified LinkLayer = 0 // IB_LINK_LAYER_UNSPECIFIED
+	LinkLayerInfiniBand  LinkLayer = 1 // IB_LINK_LAYER_INFINIBAND
+	LinkLayerEthernet    LinkLayer = 2 // IB_LINK_LAYER_ETHERNET
+)
+
+// String returns the name sysfs and rdma-core print ("InfiniBand",
+// "Ethernet"), "Unspecified" for 0 and "Unknown" for other values.
+func (l LinkLayer) String() string {
+	switch l {
+	case LinkLayerUnspecified:
+		return "Unspecified"
+	case LinkLayerInfiniBand:
+		return "InfiniBand"
+	case LinkLayerEthernet:
+		return "Ethernet"
+	}
+	return "Unknown"
+}
+
+// GoString keeps the number visible for values without a name.
+func (l LinkLayer) GoString() string { return fmt.Sprintf("ib.LinkLayer(%d)", uint8(l)) }

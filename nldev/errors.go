@@ -7,6 +7,8 @@ import (
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/ib"
 )
 
 var (
@@ -17,8 +19,8 @@ var (
 
 	// ErrNotSupported is matched by errors for commands or attributes the
 	// running kernel lacks; the error's text names the release that brings
-	// them.
-	ErrNotSupported = errors.New("not supported by the running kernel")
+	// them. It is ib.ErrNotSupported, the sentinel every package shares.
+	ErrNotSupported = ib.ErrNotSupported
 )
 
 // Error is the error type of every Client method. It names the operation,

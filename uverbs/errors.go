@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/ib"
 )
 
 var (
@@ -18,9 +20,10 @@ var (
 	ErrDeviceRemoved = errors.New("device removed")
 
 	// ErrNotSupported is matched by errors for commands the running
-	// kernel or the device's driver lacks; the text names what is
-	// missing.
-	ErrNotSupported = errors.New("not supported")
+	// kernel or the device's driver lacks (and by EOPNOTSUPP and
+	// EPROTONOSUPPORT from the kernel); the text names what is missing.
+	// It is ib.ErrNotSupported, the sentinel every package shares.
+	ErrNotSupported = ib.ErrNotSupported
 )
 
 // Error is the error type of the package. It names the device and the

@@ -60,7 +60,7 @@ func TestFixtureDecode(t *testing.T) {
 		}
 		pr := abi.Decode[abi.QueryPortRespEx](fixture(t, k, "query_port_ex.hex"))
 		p := decodePortAttr(&pr)
-		if p.State != ib.PortActive || p.LinkLayer != LinkLayerEthernet || p.MaxMTU != ib.MTU4096 || p.GIDTableLen == 0 || p.PhysState != ib.PhysLinkUp {
+		if p.State != ib.PortActive || p.LinkLayer != ib.LinkLayerEthernet || p.MaxMTU != ib.MTU4096 || p.GIDTableLen == 0 || p.PhysState != ib.PhysLinkUp {
 			t.Errorf("%s: port %+v", k, p)
 		}
 		gids := decodeGIDEntries(fixture(t, k, "gid_table.hex"))

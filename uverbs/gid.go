@@ -157,7 +157,7 @@ func (c *Context) QueryGID(port, index int) (GIDEntry, error) {
 // sysfsGID reads one GID entry from /sys/class/infiniband/<dev>/ports/N/:
 // gids/I, gid_attrs/types/I and gid_attrs/ndevs/I. An all-zero GID is an
 // empty slot (ENODATA), as the kernel's QUERY_GID_ENTRY reports it.
-func (c *Context) sysfsGID(port, index int, ll LinkLayer) (GIDEntry, error) {
+func (c *Context) sysfsGID(port, index int, ll ib.LinkLayer) (GIDEntry, error) {
 	dir := filepath.Join(sysInfiniband, c.dev.Name, "ports", strconv.Itoa(port))
 	s, err := readSysfs(filepath.Join(dir, "gids", strconv.Itoa(index)))
 	if err != nil {
@@ -178,7 +178,7 @@ func (c *Context) sysfsGID(port, index int, ll LinkLayer) (GIDEntry, error) {
 	case (err == nil && t == "IB/RoCE v1") || errors.Is(err, unix.EINVAL) || errors.Is(err, os.ErrNotExist):
 		// IB ports have no type file (EINVAL); kernels without
 		// gid_attrs know only v1.
-		if ll == LinkLayerEthernet {
+		if ll == ib.LinkLayerEthernet {
 			e.Type = ib.GIDTypeRoCEv1
 		}
 	case err == nil:

@@ -70,7 +70,7 @@ func TestIntegrationUverbsQueries(t *testing.T) {
 			t.Fatal(err)
 		}
 		pw.Caps2, pw.ActiveSpeedEx = pi.Caps2, pi.ActiveSpeedEx // write() does not carry them
-		if *pi != *pw || pi.LinkLayer != LinkLayerEthernet || pi.GIDTableLen == 0 {
+		if *pi != *pw || pi.LinkLayer != ib.LinkLayerEthernet || pi.GIDTableLen == 0 {
 			t.Fatalf("%s port 1: ioctl %+v, write %+v", d.Name, pi, pw)
 		}
 		gi, err := ci.QueryGIDTable()

@@ -30,7 +30,7 @@ type PortAttr struct {
 	ActiveSpeed     Speed  // the legacy u8 speed, capped at NDR
 	ActiveSpeedEx   uint32 // the full speed (Linux 6.6+; 0 before)
 	PhysState       ib.PhysState
-	LinkLayer       LinkLayer
+	LinkLayer       ib.LinkLayer
 	GRHRequired     bool // IB_UVERBS_QPF_GRH_REQUIRED: every AH and QP path needs a GRH
 }
 
@@ -79,29 +79,6 @@ func (w Width) String() string {
 		return "2"
 	}
 	return "invalid width"
-}
-
-// LinkLayer is a port's link layer (IB_LINK_LAYER_*).
-type LinkLayer uint8
-
-// Link layers.
-const (
-	LinkLayerUnspecified LinkLayer = 0
-	LinkLayerInfiniBand  LinkLayer = 1
-	LinkLayerEthernet    LinkLayer = 2
-)
-
-// String returns rdma-core's name ("Ethernet").
-func (l LinkLayer) String() string {
-	switch l {
-	case LinkLayerUnspecified:
-		return "Unspecified"
-	case LinkLayerInfiniBand:
-		return "InfiniBand"
-	case LinkLayerEthernet:
-		return "Ethernet"
-	}
-	return "Unknown"
 }
 
 // PortCaps is the port capability mask (enum ib_uverbs_query_port_cap_flags,
@@ -185,6 +162,6 @@ func decodePortAttr(r *abi.QueryPortRespEx) *PortAttr {
 		PKeyTableLen: l.PkeyTblLen, LID: l.Lid, SMLID: l.SmLid, LMC: l.Lmc, MaxVLNum: l.MaxVlNum, SMSL: l.SmSl,
 		SubnetTimeout: l.SubnetTimeout, InitTypeReply: l.InitTypeReply, ActiveWidth: Width(l.ActiveWidth),
 		ActiveSpeed: Speed(l.ActiveSpeed), ActiveSpeedEx: r.ActiveSpeedEx, PhysState: ib.PhysState(l.PhysState),
-		LinkLayer: LinkLayer(l.LinkLayer), GRHRequired: l.Flags&1 != 0,
+		LinkLayer: ib.LinkLayer(l.LinkLayer), GRHRequired: l.Flags&1 != 0,
 	}
 }

@@ -172,7 +172,7 @@ func printGIDs(p func(string, ...any), ctx *uverbs.Context, pa *uverbs.PortAttr,
 		}
 		v2 := e.Type == ib.GIDTypeRoCEv2
 		suffix := ""
-		if pa.LinkLayer == uverbs.LinkLayerEthernet {
+		if pa.LinkLayer == ib.LinkLayerEthernet {
 			if v2 {
 				suffix = ", RoCE v2"
 			} else {

@@ -145,7 +145,7 @@ func Run(stdout io.Writer, c *Config) error {
 		return fail("Couldn't get port info")
 	}
 	my := dest{lid: int(port.LID), qpn: int(p.qp.Num()), psn: rand.IntN(1 << 24)}
-	if c.Kind == RC && port.LinkLayer != uverbs.LinkLayerEthernet && my.lid == 0 {
+	if c.Kind == RC && port.LinkLayer != ib.LinkLayerEthernet && my.lid == 0 {
 		return fail("Couldn't get local LID")
 	}
 	if c.GIDIndex >= 0 {
