@@ -138,7 +138,7 @@ func (l *lister) refreshPorts(now time.Time) error {
 // netdevice notifier events), so that rtnetlink's link events say when it
 // may have changed.
 func followsNetdev(d Device) bool {
-	if !d.HasDriverID || (d.DriverID != ib.DriverRXE && d.DriverID != ib.DriverSIW) {
+	if d.DriverID != ib.DriverRXE && d.DriverID != ib.DriverSIW {
 		return false
 	}
 	for _, p := range d.Ports {
@@ -174,7 +174,6 @@ func (s *Snapshot) clone() *Snapshot {
 	c := &Snapshot{Devices: slices.Clone(s.Devices), RdmaCM: cloneChardev(s.RdmaCM)}
 	for i := range c.Devices {
 		d := &c.Devices[i]
-		d.Uverbs = cloneChardev(d.Uverbs)
 		d.Ports = slices.Clone(d.Ports)
 		for j := range d.Ports {
 			d.Ports[j].Umad, d.Ports[j].Issm = cloneChardev(d.Ports[j].Umad), cloneChardev(d.Ports[j].Issm)

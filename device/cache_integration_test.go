@@ -110,9 +110,7 @@ func TestIntegrationListOwned(t *testing.T) {
 	}
 	a.Devices[0].Name = "changed"
 	a.Devices[0].Ports[0].Netdev = "changed"
-	if a.Devices[0].Uverbs != nil {
-		a.Devices[0].Uverbs.Name = "changed"
-	}
+	a.Devices[0].Uverbs = "changed"
 	a.Devices = a.Devices[:0]
 	b, err := List()
 	if err != nil {

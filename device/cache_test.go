@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/nldev"
+	"github.com/rdmastack/rdmastack/uverbs"
 )
 
 func TestFollowsNetdev(t *testing.T) {
@@ -16,11 +17,11 @@ func TestFollowsNetdev(t *testing.T) {
 		d    Device
 		want bool
 	}{
-		{"rxe", Device{HasDriverID: true, DriverID: ib.DriverRXE, Ports: eth}, true},
-		{"siw", Device{HasDriverID: true, DriverID: ib.DriverSIW, Ports: eth}, true},
-		{"mlx5 RoCE", Device{HasDriverID: true, DriverID: ib.DriverMLX5, Ports: eth}, false},
+		{"rxe", Device{Device: uverbs.Device{DriverID: ib.DriverRXE}, Ports: eth}, true},
+		{"siw", Device{Device: uverbs.Device{DriverID: ib.DriverSIW}, Ports: eth}, true},
+		{"mlx5 RoCE", Device{Device: uverbs.Device{DriverID: ib.DriverMLX5}, Ports: eth}, false},
 		{"no driver id", Device{Ports: eth}, false},
-		{"rxe with an IB port", Device{HasDriverID: true, DriverID: ib.DriverRXE, Ports: []Port{{LinkLayer: ib.LinkLayerInfiniBand}}}, false},
+		{"rxe with an IB port", Device{Device: uverbs.Device{DriverID: ib.DriverRXE}, Ports: []Port{{LinkLayer: ib.LinkLayerInfiniBand}}}, false},
 	} {
 		if got := followsNetdev(tc.d); got != tc.want {
 			t.Errorf("%s: followsNetdev = %v, want %v", tc.name, got, tc.want)
@@ -40,14 +41,14 @@ func TestPortUpdate(t *testing.T) {
 }
 
 func TestSnapshotClone(t *testing.T) {
-	s := &Snapshot{RdmaCM: &nldev.Chardev{Name: "rdma_cm"}, Devices: []Device{{Name: "rxe0",
-		Uverbs: &nldev.Chardev{Name: "uverbs0"}, Ports: []Port{{Netdev: "eth0", Umad: &nldev.Chardev{Name: "umad0"}}}}}}
+	s := &Snapshot{RdmaCM: &nldev.Chardev{Name: "rdma_cm"}, Devices: []Device{{Device: uverbs.Device{Name: "rxe0", Uverbs: "uverbs0"},
+		Ports: []Port{{Netdev: "eth0", Umad: &nldev.Chardev{Name: "umad0"}}}}}}
 	c := s.clone()
 	if diff := cmp.Diff(s, c); diff != "" {
 		t.Fatalf("clone differs:\n%s", diff)
 	}
-	c.RdmaCM.Name, c.Devices[0].Uverbs.Name, c.Devices[0].Ports[0].Netdev, c.Devices[0].Ports[0].Umad.Name = "x", "x", "x", "x"
-	if s.RdmaCM.Name != "rdma_cm" || s.Devices[0].Uverbs.Name != "uverbs0" || s.Devices[0].Ports[0].Netdev != "eth0" ||
+	c.RdmaCM.Name, c.Devices[0].Uverbs, c.Devices[0].Ports[0].Netdev, c.Devices[0].Ports[0].Umad.Name = "x", "x", "x", "x"
+	if s.RdmaCM.Name != "rdma_cm" || s.Devices[0].Uverbs != "uverbs0" || s.Devices[0].Ports[0].Netdev != "eth0" ||
 		s.Devices[0].Ports[0].Umad.Name != "umad0" {
 		t.Fatalf("changing the clone changed the original: %+v", s)
 	}

@@ -1,27 +1,27 @@
 package device
 
 import (
+	"os"
+
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/nldev"
+	"github.com/rdmastack/rdmastack/uverbs"
 )
 
 // Device is one RDMA device.
 type Device struct {
-	Index           uint32
-	Name            string
+	// Device is what opening the device's verbs context takes: the name,
+	// the RDMA netlink index, the driver id (ib.DriverUnknown when the
+	// kernel does not say) and the verbs char device,
+	// /dev/infiniband/uverbsN (Uverbs "" for a device without one).
+	uverbs.Device
+
 	NodeType        ib.NodeType
 	Protocol        nldev.Protocol
 	NodeGUID        ib.GUID
 	SysImageGUID    ib.GUID
 	FirmwareVersion string
 	Caps            nldev.DeviceCaps
-
-	// Uverbs is the device's verbs char device (/dev/infiniband/uverbsN);
-	// nil for devices without a verbs interface.
-	Uverbs *nldev.Chardev
-	// DriverID is the uverbs driver id (HasDriverID false when unknown).
-	DriverID    ib.DriverID
-	HasDriverID bool
 
 	// Parent is the bus device the RDMA device belongs to; zero for
 	// software devices such as rxe and siw.
@@ -32,6 +32,10 @@ type Device struct {
 
 	Ports []Port
 }
+
+// Transport is the device's transport as libibverbs derives it from the
+// node type.
+func (d Device) Transport() uverbs.Transport { return uverbs.TransportOf(d.NodeType) }
 
 // Parent is the bus device behind an RDMA device.
 type Parent struct {
@@ -80,6 +84,22 @@ func (s *Snapshot) ByName(name string) (Device, bool) {
 		}
 	}
 	return Device{}, false
+}
+
+// Verbs returns the devices user space can open, as libibverbs lists
+// them: those with a uverbs char device whose node exists (a container
+// may see a device without its node), in the snapshot's order (by index).
+func (s *Snapshot) Verbs() []Device {
+	var out []Device
+	for _, d := range s.Devices {
+		if d.Uverbs == "" {
+			continue
+		}
+		if _, err := os.Stat(d.Path()); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // ByNetdev returns the device one of whose ports is on the network device

@@ -5,9 +5,15 @@
 //
 //	snap, err := device.List()
 //	for _, d := range snap.Devices {
-//		fmt.Println(d.Name, d.Uverbs.Path(), d.Ports[0].Netdev)
+//		fmt.Println(d.Name, d.Path(), d.Ports[0].Netdev)
 //	}
 //	d, ok := snap.ByNetdev("eth0")
+//	ctx, err := d.Open() // a verbs context (*uverbs.Context)
+//
+// A Device embeds the uverbs.Device its verbs context opens with (name,
+// index, driver id, uverbs char device); Snapshot.Verbs lists the devices
+// user space can open, as libibverbs does, for ibv_devices, ibv_devinfo
+// and the pingpong commands.
 //
 // List is meant to be called as often as a program likes (a device
 // plugin's health loop): after the first call in a namespace it answers

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/rdmastack/rdmastack/ib"
-
 	"github.com/rdmastack/rdmastack/nldev"
+	"github.com/rdmastack/rdmastack/uverbs"
 )
 
 // source is what List asks RDMA netlink; *nldev.Client is one, tests give
@@ -34,19 +34,17 @@ func join(fs sysfs, inv *nldev.Inventory) *Snapshot {
 
 // joinDevice builds one Device.
 func joinDevice(fs sysfs, nd nldev.DeviceInventory) Device {
+	ch := nd.Uverbs
+	if ch == nil {
+		// Kernels before 5.3 have no GET_CHARDEV: sysfs names the node.
+		if c, ok := fs.uverbs(nd.Name); ok {
+			ch = &c
+		}
+	}
 	d := Device{
-		Index: nd.Index, Name: nd.Name, NodeType: nd.NodeType, Protocol: nd.Protocol,
+		Device: uverbs.NewDevice(nd.Device, ch), NodeType: nd.NodeType, Protocol: nd.Protocol,
 		NodeGUID: nd.NodeGUID, SysImageGUID: nd.SysImageGUID, FirmwareVersion: nd.FirmwareVersion,
 		Caps: nd.Caps, SysfsPath: fs.devicePath(nd.Name), Parent: fs.parent(nd.Name),
-	}
-	switch {
-	case nd.Uverbs != nil:
-		d.Uverbs, d.DriverID, d.HasDriverID = nd.Uverbs, nd.Uverbs.DriverID, nd.Uverbs.HasDriverID
-	default:
-		// Kernels before 5.3 have no GET_CHARDEV: sysfs names the node.
-		if ch, ok := fs.uverbs(nd.Name); ok {
-			d.Uverbs = &ch
-		}
 	}
 	for i, np := range nd.Ports {
 		p := Port{LinkLayer: fs.linkLayer(nd.Name, np.Index, np.IB != nil, nd.Protocol)}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/nldev"
+	"github.com/rdmastack/rdmastack/uverbs"
 )
 
 // fakeSource answers as a kernel with an InfiniBand mlx5 device (index 0,
@@ -73,16 +74,19 @@ func TestList(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFake()
-	uverbs0, umad0 := f.uverbs[0], f.umad[0]
+	umad0 := f.umad[0]
 	want := &Snapshot{
 		Devices: []Device{
-			{Index: 0, Name: "mlx5_0", NodeType: ib.NodeCA, Protocol: nldev.ProtocolIB, NodeGUID: f.devs[0].NodeGUID,
-				SysImageGUID: f.devs[0].NodeGUID, FirmwareVersion: "16.35.2000", Uverbs: &uverbs0, DriverID: ib.DriverMLX5,
-				HasDriverID: true, Parent: Parent{Bus: "pci", Name: "0000:00:03.0"}, SysfsPath: "testdata/sysfs/class/infiniband/mlx5_0",
+			{Device: uverbs.Device{Name: "mlx5_0", Index: 0, DriverID: ib.DriverMLX5, Uverbs: "uverbs0", Dev: unix.Mkdev(231, 192), ABI: 1},
+				NodeType: ib.NodeCA, Protocol: nldev.ProtocolIB, NodeGUID: f.devs[0].NodeGUID,
+				SysImageGUID: f.devs[0].NodeGUID, FirmwareVersion: "16.35.2000",
+				Parent: Parent{Bus: "pci", Name: "0000:00:03.0"}, SysfsPath: "testdata/sysfs/class/infiniband/mlx5_0",
 				Ports: []Port{{Number: 1, State: ib.PortActive, PhysState: ib.PhysLinkUp, LinkLayer: ib.LinkLayerInfiniBand,
 					LID: 7, SMLID: 1, SubnetPrefix: ib.GUIDFromUint64(0xfe80000000000000), Umad: &umad0}}},
-			{Index: 3, Name: "rxe0", NodeType: ib.NodeCA, Protocol: nldev.ProtocolRoCE,
-				Uverbs:    &nldev.Chardev{Type: nldev.ChardevUverbs, Name: "uverbs1", Dev: unix.Mkdev(231, 193), ABI: 2},
+			// Only sysfs names rxe0's char device; the driver comes from
+			// the name (rxe has no bus device).
+			{Device: uverbs.Device{Name: "rxe0", Index: 3, DriverID: ib.DriverRXE, Uverbs: "uverbs1", Dev: unix.Mkdev(231, 193), ABI: 2},
+				NodeType: ib.NodeCA, Protocol: nldev.ProtocolRoCE,
 				SysfsPath: "testdata/sysfs/class/infiniband/rxe0",
 				Ports: []Port{{Number: 1, State: ib.PortActive, PhysState: ib.PhysLinkUp, LinkLayer: ib.LinkLayerEthernet,
 					Netdev: "eth1", NetdevIndex: 4}}},
@@ -142,7 +146,26 @@ func TestListEdges(t *testing.T) {
 	if ll := snap.Devices[1].Ports[0].LinkLayer; ll != ib.LinkLayerEthernet {
 		t.Errorf("rxe0 without sysfs: link layer %v", ll)
 	}
-	if snap.Devices[1].Uverbs != nil || snap.Devices[0].Parent != (Parent{}) {
-		t.Errorf("without sysfs: uverbs %v parent %v", snap.Devices[1].Uverbs, snap.Devices[0].Parent)
+	if snap.Devices[1].Device != (uverbs.Device{Name: "rxe0", Index: 3}) || snap.Devices[0].Parent != (Parent{}) {
+		t.Errorf("without sysfs: uverbs %+v parent %v", snap.Devices[1].Device, snap.Devices[0].Parent)
+	}
+}
+
+func TestSysfsDriver(t *testing.T) {
+	fs := sysfs{root: "testdata/sysfs"}
+	for name, want := range map[string]ib.DriverID{"mlx5_0": ib.DriverMLX5, "rxe0": ib.DriverRXE, "siw_eth0": ib.DriverSIW, "foo0": ib.DriverUnknown} {
+		if got := fs.driver(name); got != want {
+			t.Errorf("driver(%s) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestSnapshotVerbs(t *testing.T) {
+	s := &Snapshot{Devices: []Device{
+		{Device: uverbs.Device{Name: "novrb0"}},
+		{Device: uverbs.Device{Name: "nonode0", Uverbs: "uverbs-test-no-such-node"}},
+	}}
+	if v := s.Verbs(); len(v) != 0 {
+		t.Errorf("Verbs = %+v: want neither a device without a uverbs char device nor one without its node", v)
 	}
 }

@@ -71,7 +71,8 @@ func (s sysfs) linkLayer(name string, port uint32, ibPort bool, proto nldev.Prot
 }
 
 // uverbs finds the device's verbs char device in class/infiniband_verbs,
-// as libibverbs does when netlink cannot tell.
+// as libibverbs does when netlink cannot tell, with the driver id guessed
+// (see driver).
 func (s sysfs) uverbs(name string) (nldev.Chardev, bool) {
 	dirs, _ := filepath.Glob(filepath.Join(s.root, "class", "infiniband_verbs", "uverbs*"))
 	for _, dir := range dirs {
@@ -79,7 +80,7 @@ func (s sysfs) uverbs(name string) (nldev.Chardev, bool) {
 		if ibdev, ok := s.read("class", "infiniband_verbs", node, "ibdev"); !ok || ibdev != name {
 			continue
 		}
-		ch := nldev.Chardev{Type: nldev.ChardevUverbs, Name: node}
+		ch := nldev.Chardev{Type: nldev.ChardevUverbs, Name: node, DriverID: s.driver(name)}
 		if v, ok := s.read("class", "infiniband_verbs", node, "abi_version"); ok {
 			ch.ABI, _ = strconv.ParseUint(v, 10, 64)
 		}
@@ -94,4 +95,28 @@ func (s sysfs) uverbs(name string) (nldev.Chardev, bool) {
 		return ch, true
 	}
 	return nldev.Chardev{}, false
+}
+
+// driver guesses the driver id where netlink does not give it: from the
+// name of the bus device's kernel driver ("mlx5_core"), else from the
+// device name's prefix, as rdma-core matches rxe and siw.
+func (s sysfs) driver(name string) ib.DriverID {
+	if target, err := os.Readlink(filepath.Join(s.devicePath(name), "device", "driver")); err == nil {
+		return driverNamed(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(target), "rdma_"), "_core"))
+	}
+	for _, p := range []string{"rxe", "siw"} {
+		if strings.HasPrefix(name, p) {
+			return driverNamed(p)
+		}
+	}
+	return ib.DriverUnknown
+}
+
+func driverNamed(mod string) ib.DriverID {
+	for id := ib.DriverID(1); id < 64; id++ {
+		if id.String() == mod {
+			return id
+		}
+	}
+	return ib.DriverUnknown
 }

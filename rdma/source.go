@@ -95,9 +95,7 @@ func (k *kernelSource) open(id ident) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	dev := uverbs.Device{Name: nd.Name, Index: int64(nd.Index), NodeGUID: nd.NodeGUID, NodeType: nd.NodeType,
-		Uverbs: ch.Name, Dev: ch.Dev, ABI: uint32(ch.ABI), DriverID: ch.DriverID}
-	return openDevice(dev)
+	return openDevice(uverbs.NewDevice(nd, &ch))
 }
 
 // openDevice opens a device and queries it and its ports, as librdmacm's
@@ -112,7 +110,7 @@ func openDevice(dev uverbs.Device) (*Device, error) {
 		ctx.Close()
 		return nil, err
 	}
-	d := &Device{name: dev.Name, index: dev.Index, node: dev.Uverbs, ctx: ctx, close: ctx.Close, attr: attr}
+	d := &Device{name: dev.Name, index: int64(dev.Index), node: dev.Uverbs, ctx: ctx, close: ctx.Close, attr: attr}
 	for p := 1; p <= int(attr.PhysPortCount); p++ {
 		pa, err := ctx.QueryPort(p)
 		if err != nil {

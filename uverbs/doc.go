@@ -1,6 +1,6 @@
 // Package uverbs speaks the kernel's uverbs ABI over
-// /dev/infiniband/uverbsN without rdma-core: device enumeration (RDMA
-// netlink, with sysfs as the fallback), contexts with their async event
+// /dev/infiniband/uverbsN without rdma-core: contexts on a Device (one
+// package device lists, or DeviceByName finds) with their async event
 // fd, device, port, GID and P_Key queries, and the control path of
 // protection domains, memory regions (with re-registration), completion
 // channels, CQs (with resizing), QPs (RC, UC, UD), SRQs (with resizing

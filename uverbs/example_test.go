@@ -4,18 +4,20 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/rdmastack/rdmastack/device"
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
-// List the devices user space can open, with their first port's state.
+// List the devices user space can open (package device lists them), with
+// their first port's state.
 func Example() {
-	devs, err := uverbs.Devices()
+	snap, err := device.List()
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, d := range devs {
-		ctx, err := uverbs.Open(d)
+	for _, d := range snap.Verbs() {
+		ctx, err := d.Open()
 		if err != nil {
 			log.Fatal(err)
 		}

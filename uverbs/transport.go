@@ -18,7 +18,9 @@ const (
 	TransportUnspecified Transport = 4
 )
 
-func transportOf(n ib.NodeType) Transport {
+// TransportOf is the transport of a device of node type n, as
+// libibverbs derives it.
+func TransportOf(n ib.NodeType) Transport {
 	switch n {
 	case ib.NodeCA, ib.NodeSwitch, ib.NodeRouter:
 		return TransportIB

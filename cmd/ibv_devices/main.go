@@ -1,5 +1,5 @@
 // Command ibv_devices is a static drop-in for rdma-core's ibv_devices,
-// built on package uverbs: it lists the RDMA devices user space can open
+// built on package device: it lists the RDMA devices user space can open
 // with their node GUIDs, in the same text.
 package main
 
@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/rdmastack/rdmastack/uverbs"
+	"github.com/rdmastack/rdmastack/device"
 )
 
 func main() {
@@ -22,10 +22,11 @@ func main() {
 // run is the whole command; ibv_devices takes no arguments and, like
 // rdma-core's, ignores any it is given.
 func run(stdout io.Writer, args []string) error {
-	devs, err := uverbs.Devices()
+	snap, err := device.List()
 	if err != nil {
 		return fmt.Errorf("Failed to get IB devices list: %w", err)
 	}
+	devs := snap.Verbs()
 	w := bufio.NewWriter(stdout)
 	fmt.Fprintf(w, "    %-16s\t   node GUID\n", "device")
 	fmt.Fprintf(w, "    %-16s\t----------------\n", "------")

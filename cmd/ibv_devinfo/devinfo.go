@@ -8,15 +8,25 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rdmastack/rdmastack/device"
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
+// devices lists the devices user space can open, as ibv_get_device_list.
+func devices() ([]device.Device, error) {
+	snap, err := device.List()
+	if err != nil {
+		return nil, &exitError{msg: "Failed to get IB devices list: " + err.Error(), code: 255}
+	}
+	return snap.Verbs(), nil
+}
+
 // list is -l: the device names.
 func list(stdout io.Writer) error {
-	devs, err := uverbs.Devices()
+	devs, err := devices()
 	if err != nil {
-		return &exitError{msg: "Failed to get IB devices list: " + err.Error(), code: 255}
+		return err
 	}
 	s := "s"
 	if len(devs) == 1 {
@@ -32,9 +42,9 @@ func list(stdout io.Writer) error {
 }
 
 func devinfo(stdout io.Writer, o *options) error {
-	devs, err := uverbs.Devices()
+	devs, err := devices()
 	if err != nil {
-		return &exitError{msg: "Failed to get IB devices list: " + err.Error(), code: 255}
+		return err
 	}
 	if o.dev != "" {
 		for _, d := range devs {
@@ -57,8 +67,8 @@ func devinfo(stdout io.Writer, o *options) error {
 }
 
 // printDevice is rdma-core's print_hca_cap.
-func printDevice(stdout io.Writer, d uverbs.Device, o *options) error {
-	ctx, err := uverbs.Open(d)
+func printDevice(stdout io.Writer, d device.Device, o *options) error {
+	ctx, err := d.Open()
 	if err != nil {
 		return &exitError{msg: "Failed to open device: " + err.Error(), code: 1}
 	}
@@ -85,7 +95,7 @@ func printDevice(stdout io.Writer, d uverbs.Device, o *options) error {
 	p("\tvendor_id:\t\t\t0x%04x\n", a.VendorID)
 	p("\tvendor_part_id:\t\t\t%d\n", int32(a.VendorPartID))
 	p("\thw_ver:\t\t\t\t0x%X\n", a.HWVersion)
-	if b, err := os.ReadFile(filepath.Join("/sys/class/infiniband", d.Name, "board_id")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(d.SysfsPath, "board_id")); err == nil {
 		if s := strings.TrimSuffix(string(b), "\n"); s != "" {
 			p("\tboard_id:\t\t\t%s\n", s)
 		}

@@ -1,6 +1,6 @@
 // Command ibv_devinfo is a static drop-in for rdma-core's ibv_devinfo,
-// built on package uverbs: the same options (-d, -i, -l, -v) and the same
-// text.
+// built on packages device and uverbs: the same options (-d, -i, -l, -v)
+// and the same text.
 //
 // Usage:
 //

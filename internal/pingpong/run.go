@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/ah"
+	"github.com/rdmastack/rdmastack/device"
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs"
 	"github.com/rdmastack/rdmastack/uverbs/membuf"
 )
@@ -109,11 +111,12 @@ func Run(stdout io.Writer, c *Config) error {
 			return fail("prefetch is valid only with on-demand memory region")
 		}
 	}
-	devs, err := uverbs.Devices()
+	snap, err := device.List()
 	if err != nil {
 		return fail("Failed to get IB devices list: %v", err)
 	}
-	var dev *uverbs.Device
+	devs := snap.Verbs()
+	var dev *device.Device
 	for i := range devs {
 		if c.Dev == "" || devs[i].Name == c.Dev {
 			dev = &devs[i]
@@ -128,7 +131,7 @@ func Run(stdout io.Writer, c *Config) error {
 	}
 	p := &pp{c: c}
 	defer p.close()
-	if err := p.init(*dev); err != nil {
+	if err := p.init(dev.Device); err != nil {
 		return err
 	}
 	routs := p.postRecv(c.RxDepth)
