@@ -268,7 +268,7 @@ func (c *Context) ioctl(op string, call *abi.Ioctl) error {
 	if c.closed {
 		return wrap(c.dev.Name, op, errClosed)
 	}
-	return wrap(c.dev.Name, op, c.k.ioctl(call, c.driver))
+	return c.wrapCmd(op, c.k.ioctl(call, c.driver))
 }
 
 // write runs a write() command, through UVERBS_METHOD_INVOKE_WRITE when
@@ -279,7 +279,7 @@ func (c *Context) write(op string, w *abi.WriteCmd) error {
 	if c.closed {
 		return wrap(c.dev.Name, op, errClosed)
 	}
-	return wrap(c.dev.Name, op, c.writeLocked(w))
+	return c.wrapCmd(op, c.writeLocked(w))
 }
 
 func (c *Context) writeLocked(w *abi.WriteCmd) error {

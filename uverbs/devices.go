@@ -89,3 +89,31 @@ func DeviceByName(name string) (Device, error) {
 	}
 	return NewDevice(nd, &ch), nil
 }
+
+// gone reports whether the kernel no longer has d's uverbs char device:
+// RDMA netlink knows no device with d's index (in the caller's network
+// namespace), the device has no uverbs client any more (the kernel removes
+// it, and unregisters the char device, before it disassociates the
+// contexts; GET_CHARDEV then answers EOPNOTSUPP), or names another char
+// device. When RDMA netlink cannot tell, the device is taken to be there.
+func (d Device) gone() bool {
+	ch, err := uverbsChardev(d.Index)
+	switch {
+	case errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.EOPNOTSUPP):
+		return true
+	case err != nil:
+		return false
+	}
+	return d.Uverbs != "" && ch.Name != d.Uverbs
+}
+
+// uverbsChardev asks RDMA netlink for the uverbs char device of the
+// device with index; tests replace it.
+var uverbsChardev = func(index uint32) (nldev.Chardev, error) {
+	c, err := nldev.Dial()
+	if err != nil {
+		return nldev.Chardev{}, err
+	}
+	defer c.Close()
+	return c.UverbsChardev(index)
+}

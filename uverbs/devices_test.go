@@ -76,6 +76,9 @@ func TestIntegrationUverbsDeviceByName(t *testing.T) {
 		if err != nil || d != want {
 			t.Errorf("DeviceByName(%s) = %+v, %v; want %+v", want.Name, d, err, want)
 		}
+		if d.gone() {
+			t.Errorf("%s: a device that is there is gone", d.Name)
+		}
 	}
 	if _, err := DeviceByName("nosuchdev"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("DeviceByName(nosuchdev): %v", err)

@@ -11,12 +11,19 @@ import (
 )
 
 var (
-	// ErrDeviceRemoved is matched by errors of operations on a context
-	// whose device the kernel has disassociated (hot-unplug, driver
-	// unbind): from then on uverbs answers every command with EIO. Only
-	// drivers that implement disassociation (mlx5, ...) get there; for
-	// the others, rxe and siw included, removing the device waits until
-	// every context is closed.
+	// ErrDeviceRemoved is matched by the error of a command on a context
+	// whose device the kernel removed: the command failed with EIO (what
+	// uverbs answers every command once it has disassociated a context:
+	// hot-unplug, driver unbind, the device's move to another network
+	// namespace) or ENODEV, and RDMA netlink, asked when the error was
+	// made, no longer has the context's uverbs char device — the kernel
+	// unregisters that before it disassociates the contexts, and a device
+	// registered again gets a new index. An EIO on a device that is still
+	// there does not match.
+	//
+	// Only drivers that implement disassociation (mlx5, ...) answer EIO;
+	// for the others, rxe and siw included, removing the device waits
+	// until every context is closed, and commands keep working meanwhile.
 	ErrDeviceRemoved = errors.New("device removed")
 
 	// ErrNotSupported is matched by errors for commands the running
@@ -32,6 +39,8 @@ type Error struct {
 	Dev string // the RDMA device, e.g. "rxe0"; empty when none is involved
 	Op  string // e.g. "create cq", "query port 1"
 	Err error
+
+	removed bool // the device was gone when the kernel refused the command
 }
 
 func (e *Error) Error() string {
@@ -44,13 +53,14 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is makes EIO match ErrDeviceRemoved (the kernel's answer after
-// disassociation), ENODEV and ENXIO match os.ErrNotExist (the device is
-// gone), and EOPNOTSUPP and EPROTONOSUPPORT match ErrNotSupported.
+// Is makes a command's EIO or ENODEV match ErrDeviceRemoved when the
+// device was gone (see ErrDeviceRemoved), ENODEV and ENXIO match
+// os.ErrNotExist, and EOPNOTSUPP and EPROTONOSUPPORT match
+// ErrNotSupported.
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrDeviceRemoved:
-		return errors.Is(e.Err, unix.EIO)
+		return e.removed
 	case os.ErrNotExist:
 		return errors.Is(e.Err, unix.ENODEV) || errors.Is(e.Err, unix.ENXIO)
 	case ErrNotSupported:
@@ -64,6 +74,20 @@ func wrap(dev, op string, err error) error {
 		return nil
 	}
 	return &Error{Dev: dev, Op: op, Err: err}
+}
+
+// wrapCmd is the error of a command the kernel refused on the context: an
+// EIO or ENODEV is checked against the device's presence (Device.gone)
+// at once, for ErrDeviceRemoved.
+func (c *Context) wrapCmd(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	e := &Error{Dev: c.dev.Name, Op: op, Err: err}
+	if errors.Is(err, unix.EIO) || errors.Is(err, unix.ENODEV) {
+		e.removed = c.dev.gone()
+	}
+	return e
 }
 
 // invalid is the error for bad arguments caught before anything is sent.
