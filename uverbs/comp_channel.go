@@ -76,7 +76,7 @@ func (ch *CompChannel) TryGetEvent() (cq *CQ, ok bool, err error) {
 func (ch *CompChannel) event(desc abi.CompEventDesc, n, want int, err error) (*CQ, error) {
 	const op = "get cq event"
 	if err != nil {
-		return nil, wrap(ch.ctx.dev.Name, op, err)
+		return nil, ch.ctx.wrapCmd(op, err)
 	}
 	if n != want {
 		return nil, wrap(ch.ctx.dev.Name, op, fmt.Errorf("short event of %d bytes: %w", n, unix.EPROTO))

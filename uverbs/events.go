@@ -89,7 +89,7 @@ func (c *Context) ReadEvent(ctx context.Context) (AsyncEvent, error) {
 	b := abi.Bytes(&desc)
 	n, err := c.events.Read(ctx, b)
 	if err != nil {
-		return AsyncEvent{}, wrap(c.dev.Name, op, err)
+		return AsyncEvent{}, c.wrapCmd(op, err)
 	}
 	if n != len(b) {
 		return AsyncEvent{}, wrap(c.dev.Name, op, fmt.Errorf("short event of %d bytes: %w", n, unix.EPROTO))

@@ -23,7 +23,7 @@ type object struct {
 // fail is the error of a data-path verb on the object, e.g. "post send qp
 // 17". It allocates only when there is an error.
 func (o *object) fail(op string, err error) error {
-	return &Error{Dev: o.ctx.dev.Name, Op: fmt.Sprintf("%s %s %d", op, o.kind, o.id), Err: err}
+	return o.ctx.wrapCmd(fmt.Sprintf("%s %s %d", op, o.kind, o.id), err)
 }
 
 // invalid is fail for a request refused before anything is sent.

@@ -134,7 +134,7 @@ func (c *Context) doorbell(op string, cmd []byte) error {
 			continue
 		}
 		if err != nil {
-			return wrap(c.dev.Name, op, err)
+			return c.wrapCmd(op, err)
 		}
 		if n != len(cmd) {
 			return wrap(c.dev.Name, op, unix.EPROTO)
