@@ -64,3 +64,25 @@ func TestArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestArgsMessages: a bad option gives glibc's complaint for stderr, in
+// the words rdma-core's ibv_devinfo prints (checked against it).
+func TestArgsMessages(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-x"}, "ibv_devinfo: invalid option -- 'x'"},
+		{[]string{"--nope"}, "ibv_devinfo: unrecognized option '--nope'"},
+		{[]string{"-d"}, "ibv_devinfo: option requires an argument -- 'd'"},
+		{[]string{"--ib"}, "ibv_devinfo: option '--ib' is ambiguous; possibilities: '--ib-dev' '--ib-port'"},
+		{[]string{"--list=1"}, "ibv_devinfo: option '--list' doesn't allow an argument"},
+		{[]string{"-i", "0"}, ""},
+	} {
+		_, err := parseArgs(&bytes.Buffer{}, tc.args)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.msg != tc.msg {
+			t.Errorf("parseArgs(%q) = %v, want the message %q", tc.args, err, tc.msg)
+		}
+	}
+}

@@ -57,7 +57,7 @@ type options struct {
 // run is the whole command; args are the arguments after the program name.
 func run(stdout io.Writer, args []string) error {
 	o, err := parseArgs(stdout, args)
-	if err != nil || o == nil {
+	if err != nil {
 		return err
 	}
 	if o.list {
