@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/cflags"
 )
 
 // Kind is the transport of a pingpong.
@@ -57,58 +58,77 @@ func (e *ExitError) Error() string { return e.Msg }
 
 func fail(format string, args ...any) error { return &ExitError{fmt.Sprintf(format, args...)} }
 
-var rcOpts = []option{{'p', "port", true}, {'d', "ib-dev", true}, {'i', "ib-port", true}, {'s', "size", true},
-	{'m', "mtu", true}, {'r', "rx-depth", true}, {'n', "iters", true}, {'l', "sl", true}, {'e', "events", false},
-	{'g', "gid-idx", true}, {'o', "odp", false}, {'O', "iodp", false}, {'P', "prefetch", false}, {'t', "ts", false},
-	{'c', "chk", false}, {'j', "dm", false}, {'N', "new_send", false}}
+// rcLongs and udLongs are rdma-core 44's long-option tables, in its
+// order (which decides abbreviations and the order glibc lists an
+// ambiguous one's possibilities in); rcShorts and udShorts its optstrings.
+var rcLongs = []cflags.LongOption{{Name: "port", Arg: req, Val: 'p'}, {Name: "ib-dev", Arg: req, Val: 'd'},
+	{Name: "ib-port", Arg: req, Val: 'i'}, {Name: "size", Arg: req, Val: 's'}, {Name: "mtu", Arg: req, Val: 'm'},
+	{Name: "rx-depth", Arg: req, Val: 'r'}, {Name: "iters", Arg: req, Val: 'n'}, {Name: "sl", Arg: req, Val: 'l'},
+	{Name: "events", Arg: none, Val: 'e'}, {Name: "gid-idx", Arg: req, Val: 'g'}, {Name: "odp", Arg: none, Val: 'o'},
+	{Name: "iodp", Arg: none, Val: 'O'}, {Name: "prefetch", Arg: none, Val: 'P'}, {Name: "ts", Arg: none, Val: 't'},
+	{Name: "chk", Arg: none, Val: 'c'}, {Name: "dm", Arg: none, Val: 'j'}, {Name: "new_send", Arg: none, Val: 'N'}}
 
-var udOpts = []option{{'p', "port", true}, {'d', "ib-dev", true}, {'i', "ib-port", true}, {'s', "size", true},
-	{'r', "rx-depth", true}, {'n', "iters", true}, {'l', "sl", true}, {'e', "events", false},
-	{'g', "gid-idx", true}, {'c', "chk", false}}
+var udLongs = []cflags.LongOption{{Name: "port", Arg: req, Val: 'p'}, {Name: "ib-dev", Arg: req, Val: 'd'},
+	{Name: "ib-port", Arg: req, Val: 'i'}, {Name: "size", Arg: req, Val: 's'}, {Name: "rx-depth", Arg: req, Val: 'r'},
+	{Name: "iters", Arg: req, Val: 'n'}, {Name: "sl", Arg: req, Val: 'l'}, {Name: "events", Arg: none, Val: 'e'},
+	{Name: "gid-idx", Arg: req, Val: 'g'}, {Name: "chk", Arg: none, Val: 'c'}}
 
-// Parse reads the flags as rdma-core 44's program of that kind does.
+const (
+	rcShorts = "p:d:i:s:m:r:n:l:eg:oOPtcjN"
+	udShorts = "p:d:i:s:r:n:l:eg:c"
+
+	req  = cflags.RequiredArgument
+	none = cflags.NoArgument
+)
+
+// Parse reads the flags as rdma-core 44's program of that kind does. A
+// bad option's error wraps errUsage with glibc's words for it, without
+// the program name.
 func Parse(kind Kind, args []string) (*Config, error) {
 	c := &Config{Kind: kind, Port: 18515, IBPort: 1, Size: 4096, MTU: ib.MTU1024, RxDepth: 500, Iters: 1000, GIDIndex: -1}
-	opts := rcOpts
+	shorts, longs := rcShorts, rcLongs
 	if kind == UD {
-		opts, c.Size = udOpts, 1024
+		shorts, longs, c.Size = udShorts, udLongs, 1024
 	}
-	rest, err := getopt(args, opts, func(o byte, arg string) error {
-		v := strtol(arg)
-		switch o {
+	// Numbers convert as rdma-core's variables take them: strtoul into
+	// an unsigned int, strtol into an int.
+	g := cflags.New("", args, shorts, longs)
+	for g.Next() {
+		arg := g.Arg()
+		switch g.Opt() {
 		case 'p':
-			if uint64(v) > 65535 {
-				return errUsage
+			p := uint32(cflags.ULong(arg))
+			if p > 65535 {
+				return nil, errUsage
 			}
-			c.Port = int(v)
+			c.Port = int(p)
 		case 'd':
 			c.Dev = arg
 		case 'i':
-			if int32(v) < 1 {
-				return errUsage
+			c.IBPort = int(int32(cflags.Long(arg)))
+			if c.IBPort < 1 {
+				return nil, errUsage
 			}
-			c.IBPort = int(int32(v))
 		case 's':
-			c.Size = int(uint32(v))
+			c.Size = int(uint32(cflags.ULong(arg)))
 		case 'm':
-			switch v {
-			case 256, 512, 1024, 2048, 4096:
-				c.MTU, _ = ib.MTUFromBytes(int(v))
-			default:
+			mtu, ok := ib.MTUFromBytes(int(int32(cflags.Long(arg))))
+			if !ok {
 				// rdma-core's pp_mtu_to_enum gives -1, which its check
 				// for 0 lets through; ours refuses it.
-				return errUsage
+				return nil, errUsage
 			}
+			c.MTU = mtu
 		case 'r':
-			c.RxDepth = int(uint32(v))
+			c.RxDepth = int(uint32(cflags.ULong(arg)))
 		case 'n':
-			c.Iters = int(uint32(v))
+			c.Iters = int(uint32(cflags.ULong(arg)))
 		case 'l':
-			c.SL = int(int32(v))
+			c.SL = int(int32(cflags.Long(arg)))
 		case 'e':
 			c.Events = true
 		case 'g':
-			c.GIDIndex = int(int32(v))
+			c.GIDIndex = int(int32(cflags.Long(arg)))
 		case 'o':
 			c.ODP = true
 		case 'O':
@@ -123,16 +143,11 @@ func Parse(kind Kind, args []string) (*Config, error) {
 			c.DM = true
 		case 'N':
 			c.NewSend = true
+		default:
+			return nil, fmt.Errorf("%v: %w", g.Err(), errUsage)
 		}
-		return nil
-	})
-	if err != nil {
-		if err != errUsage {
-			err = fmt.Errorf("%v: %w", err, errUsage)
-		}
-		return nil, err
 	}
-	switch len(rest) {
+	switch rest := g.Args(); len(rest) {
 	case 0:
 	case 1:
 		c.Server = rest[0]

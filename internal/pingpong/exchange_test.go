@@ -35,34 +35,3 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
-
-func TestParse(t *testing.T) {
-	c, err := Parse(RC, []string{"-s64", "-n", "0x10", "--iters=20", "-ec", "--gid", "1", "-m", "2048", "host"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Size != 64 || c.Iters != 20 || !c.Events || !c.Validate || c.GIDIndex != 1 || c.MTU != ib.MTU2048 || c.Server != "host" {
-		t.Fatalf("%+v", c)
-	}
-	c, err = Parse(UD, nil)
-	if err != nil || c.Size != 1024 || c.Port != 18515 || c.RxDepth != 500 || c.GIDIndex != -1 {
-		t.Fatalf("UD defaults: %+v, %v", c, err)
-	}
-	for _, bad := range [][]string{{"-h"}, {"-m", "1000"}, {"-p", "70000"}, {"-i", "0"}, {"a", "b"}, {"-s"}, {"--nosuch"}, {"-m", "1024"}} {
-		kind := RC
-		if bad[0] == "-m" && bad[1] == "1024" {
-			kind = UD // ud_pingpong has no -m
-		}
-		if _, err := Parse(kind, bad); err == nil {
-			t.Errorf("Parse(%q) accepted", bad)
-		}
-	}
-}
-
-func TestStrtol(t *testing.T) {
-	for s, want := range map[string]int64{"12": 12, "0x1f": 31, "010": 8, "-3": -3, "7z": 7, "": 0, "x": 0} {
-		if got := strtol(s); got != want {
-			t.Errorf("strtol(%q) = %d, want %d", s, got, want)
-		}
-	}
-}
