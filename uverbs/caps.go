@@ -11,21 +11,27 @@ type flag struct {
 	name string
 }
 
+// flagNames lists the names of the bits of v that names has, in the
+// table's order, and returns the set bits it has none for.
+func flagNames(v uint64, names []flag) (out []string, unknown uint64) {
+	for _, f := range names {
+		if v&f.bit != 0 {
+			out = append(out, f.name)
+			v &^= f.bit
+		}
+	}
+	return out, v
+}
+
 // flagString joins the names of the bits set in v with "|", adding the
 // unnamed rest in hex; "0" for none.
 func flagString(v uint64, names []flag) string {
 	if v == 0 {
 		return "0"
 	}
-	var parts []string
-	for _, f := range names {
-		if v&f.bit != 0 {
-			parts = append(parts, f.name)
-			v &^= f.bit
-		}
-	}
-	if v != 0 {
-		parts = append(parts, fmt.Sprintf("%#x", v))
+	parts, rest := flagNames(v, names)
+	if rest != 0 {
+		parts = append(parts, fmt.Sprintf("%#x", rest))
 	}
 	return strings.Join(parts, "|")
 }
@@ -65,16 +71,37 @@ const (
 	DeviceCCDMABounce         DeviceCaps = 1 << 41 // IBV_DEVICE_CC_DMA_BOUNCE (rdma-core 64)
 )
 
+// deviceCapNames is the one table of device capability names: libibverbs'
+// IBV_DEVICE_* without the prefix, in bit order, as ibv_devinfo -v prints
+// them (the bits above 31 under device_cap_flags_ex).
 var deviceCapNames = []flag{
-	{1 << 0, "RESIZE_MAX_WR"}, {1 << 1, "BAD_PKEY_CNTR"}, {1 << 2, "BAD_QKEY_CNTR"}, {1 << 3, "RAW_MULTI"},
-	{1 << 4, "AUTO_PATH_MIG"}, {1 << 5, "CHANGE_PHY_PORT"}, {1 << 6, "UD_AV_PORT_ENFORCE"},
-	{1 << 7, "CURR_QP_STATE_MOD"}, {1 << 8, "SHUTDOWN_PORT"}, {1 << 9, "INIT_TYPE"},
-	{1 << 10, "PORT_ACTIVE_EVENT"}, {1 << 11, "SYS_IMAGE_GUID"}, {1 << 12, "RC_RNR_NAK_GEN"},
-	{1 << 13, "SRQ_RESIZE"}, {1 << 14, "N_NOTIFY_CQ"}, {1 << 17, "MEM_WINDOW"}, {1 << 18, "UD_IP_CSUM"},
-	{1 << 20, "XRC"}, {1 << 21, "MEM_MGT_EXTENSIONS"}, {1 << 23, "MEM_WINDOW_TYPE_2A"},
-	{1 << 24, "MEM_WINDOW_TYPE_2B"}, {1 << 25, "RC_IP_CSUM"}, {1 << 26, "RAW_IP_CSUM"},
-	{1 << 29, "MANAGED_FLOW_STEERING"}, {1 << 34, "RAW_SCATTER_FCS"}, {1 << 36, "PCI_WRITE_END_PADDING"},
-	{1 << 41, "CC_DMA_BOUNCE"},
+	{uint64(DeviceResizeMaxWR), "RESIZE_MAX_WR"}, {uint64(DeviceBadPKeyCntr), "BAD_PKEY_CNTR"},
+	{uint64(DeviceBadQKeyCntr), "BAD_QKEY_CNTR"}, {uint64(DeviceRawMulti), "RAW_MULTI"},
+	{uint64(DeviceAutoPathMig), "AUTO_PATH_MIG"}, {uint64(DeviceChangePhyPort), "CHANGE_PHY_PORT"},
+	{uint64(DeviceUDAVPortEnforce), "UD_AV_PORT_ENFORCE"}, {uint64(DeviceCurrQPStateMod), "CURR_QP_STATE_MOD"},
+	{uint64(DeviceShutdownPort), "SHUTDOWN_PORT"}, {uint64(DeviceInitType), "INIT_TYPE"},
+	{uint64(DevicePortActiveEvent), "PORT_ACTIVE_EVENT"}, {uint64(DeviceSysImageGUID), "SYS_IMAGE_GUID"},
+	{uint64(DeviceRCRNRNAKGen), "RC_RNR_NAK_GEN"}, {uint64(DeviceSRQResize), "SRQ_RESIZE"},
+	{uint64(DeviceNNotifyCQ), "N_NOTIFY_CQ"}, {uint64(DeviceMemWindow), "MEM_WINDOW"},
+	{uint64(DeviceUDIPCsum), "UD_IP_CSUM"}, {uint64(DeviceXRC), "XRC"},
+	{uint64(DeviceMemMgtExtensions), "MEM_MGT_EXTENSIONS"}, {uint64(DeviceMemWindowType2A), "MEM_WINDOW_TYPE_2A"},
+	{uint64(DeviceMemWindowType2B), "MEM_WINDOW_TYPE_2B"}, {uint64(DeviceRCIPCsum), "RC_IP_CSUM"},
+	{uint64(DeviceRawIPCsum), "RAW_IP_CSUM"}, {uint64(DeviceManagedFlowSteering), "MANAGED_FLOW_STEERING"},
+	{uint64(DeviceRawScatterFCS), "RAW_SCATTER_FCS"}, {uint64(DevicePCIWriteEndPadding), "PCI_WRITE_END_PADDING"},
+	{uint64(DeviceCCDMABounce), "CC_DMA_BOUNCE"},
+}
+
+// Names returns the libibverbs name of each capability in c, lowest bit
+// first ("RESIZE_MAX_WR"); bits without a name are left to Unknown.
+func (c DeviceCaps) Names() []string {
+	n, _ := flagNames(uint64(c), deviceCapNames)
+	return n
+}
+
+// Unknown returns the capabilities in c that have no name.
+func (c DeviceCaps) Unknown() DeviceCaps {
+	_, u := flagNames(uint64(c), deviceCapNames)
+	return DeviceCaps(u)
 }
 
 // String lists the capabilities by their libibverbs names, joined by "|".
@@ -113,10 +140,23 @@ const (
 	ODPSupportImplicit ODPGeneralCaps = 1 << 1 // IB_ODP_SUPPORT_IMPLICIT
 )
 
-// String lists the capabilities.
-func (c ODPGeneralCaps) String() string {
-	return flagString(uint64(c), []flag{{1, "ODP_SUPPORT"}, {2, "ODP_SUPPORT_IMPLICIT"}})
+var odpGeneralNames = []flag{{uint64(ODPSupport), "ODP_SUPPORT"}, {uint64(ODPSupportImplicit), "ODP_SUPPORT_IMPLICIT"}}
+
+// Names returns the name of each capability in c, as ibv_devinfo prints
+// them; bits without a name are left to Unknown.
+func (c ODPGeneralCaps) Names() []string {
+	n, _ := flagNames(uint64(c), odpGeneralNames)
+	return n
 }
+
+// Unknown returns the capabilities in c that have no name.
+func (c ODPGeneralCaps) Unknown() ODPGeneralCaps {
+	_, u := flagNames(uint64(c), odpGeneralNames)
+	return ODPGeneralCaps(u)
+}
+
+// String lists the capabilities.
+func (c ODPGeneralCaps) String() string { return flagString(uint64(c), odpGeneralNames) }
 
 // ODPTransportCaps is a per-transport on-demand-paging capability set
 // (enum ib_odp_transport_cap_bits).
@@ -134,12 +174,26 @@ const (
 	ODPSupportAtomicWrite ODPTransportCaps = 1 << 7 // IB_ODP_SUPPORT_ATOMIC_WRITE
 )
 
-// String lists the capabilities by rdma-core's names.
-func (c ODPTransportCaps) String() string {
-	return flagString(uint64(c), []flag{{1 << 0, "SUPPORT_SEND"}, {1 << 1, "SUPPORT_RECV"}, {1 << 2, "SUPPORT_WRITE"},
-		{1 << 3, "SUPPORT_READ"}, {1 << 4, "SUPPORT_ATOMIC"}, {1 << 5, "SUPPORT_SRQ"}, {1 << 6, "SUPPORT_FLUSH"},
-		{1 << 7, "SUPPORT_ATOMIC_WRITE"}})
+var odpTransportNames = []flag{{uint64(ODPSupportSend), "SUPPORT_SEND"}, {uint64(ODPSupportRecv), "SUPPORT_RECV"},
+	{uint64(ODPSupportWrite), "SUPPORT_WRITE"}, {uint64(ODPSupportRead), "SUPPORT_READ"},
+	{uint64(ODPSupportAtomic), "SUPPORT_ATOMIC"}, {uint64(ODPSupportSRQRecv), "SUPPORT_SRQ"},
+	{uint64(ODPSupportFlush), "SUPPORT_FLUSH"}, {uint64(ODPSupportAtomicWrite), "SUPPORT_ATOMIC_WRITE"}}
+
+// Names returns rdma-core's name of each capability in c, as ibv_devinfo
+// prints them; bits without a name are left to Unknown.
+func (c ODPTransportCaps) Names() []string {
+	n, _ := flagNames(uint64(c), odpTransportNames)
+	return n
 }
+
+// Unknown returns the capabilities in c that have no name.
+func (c ODPTransportCaps) Unknown() ODPTransportCaps {
+	_, u := flagNames(uint64(c), odpTransportNames)
+	return ODPTransportCaps(u)
+}
+
+// String lists the capabilities by rdma-core's names.
+func (c ODPTransportCaps) String() string { return flagString(uint64(c), odpTransportNames) }
 
 // RawPacketCaps is the raw packet QP capability set (enum
 // ib_uverbs_raw_packet_caps).
@@ -153,7 +207,22 @@ const (
 	RawPacketDelayDrop      RawPacketCaps = 1 << 3 // IB_UVERBS_RAW_PACKET_CAP_DELAY_DROP
 )
 
-// String lists the capabilities.
-func (c RawPacketCaps) String() string {
-	return flagString(uint64(c), []flag{{1, "CVLAN_STRIPPING"}, {2, "SCATTER_FCS"}, {4, "IP_CSUM"}, {8, "DELAY_DROP"}})
+var rawPacketNames = []flag{{uint64(RawPacketCVLANStripping), "CVLAN_STRIPPING"},
+	{uint64(RawPacketScatterFCS), "SCATTER_FCS"}, {uint64(RawPacketIPCsum), "IP_CSUM"},
+	{uint64(RawPacketDelayDrop), "DELAY_DROP"}}
+
+// Names returns the name of each capability in c (the uapi's, without
+// IB_UVERBS_RAW_PACKET_CAP_); bits without a name are left to Unknown.
+func (c RawPacketCaps) Names() []string {
+	n, _ := flagNames(uint64(c), rawPacketNames)
+	return n
 }
+
+// Unknown returns the capabilities in c that have no name.
+func (c RawPacketCaps) Unknown() RawPacketCaps {
+	_, u := flagNames(uint64(c), rawPacketNames)
+	return RawPacketCaps(u)
+}
+
+// String lists the capabilities.
+func (c RawPacketCaps) String() string { return flagString(uint64(c), rawPacketNames) }

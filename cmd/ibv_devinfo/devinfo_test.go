@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/uverbs"
 )
 
 // TestNtop checks glibc inet_ntop's forms, which ibv_devinfo prints for
@@ -84,5 +86,17 @@ func TestArgsMessages(t *testing.T) {
 		if !errors.As(err, &ee) || ee.msg != tc.msg {
 			t.Errorf("parseArgs(%q) = %v, want the message %q", tc.args, err, tc.msg)
 		}
+	}
+}
+
+// TestPrintCaps: the capability lines as rdma-core's ibv_devinfo -v
+// prints them, names from uverbs' one table.
+func TestPrintCaps(t *testing.T) {
+	var b bytes.Buffer
+	p := func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }
+	c := uverbs.DeviceResizeMaxWR | uverbs.DeviceMemMgtExtensions | 1<<16
+	printCaps(p, c.Names(), uint64(c.Unknown()))
+	if want := "\t\t\t\t\tRESIZE_MAX_WR\n\t\t\t\t\tMEM_MGT_EXTENSIONS\n\t\t\t\t\tUnknown flags: 0x10000\n"; b.String() != want {
+		t.Errorf("printed %q, want %q", b.String(), want)
 	}
 }

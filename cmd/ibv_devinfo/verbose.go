@@ -4,40 +4,23 @@ import (
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
-// capName is one named bit of a capability list.
-type capName struct {
-	bit  uint64
-	name string
+// printCaps prints one line per named capability, then the unnamed rest.
+func printCaps(p func(string, ...any), names []string, unknown uint64) {
+	for _, n := range names {
+		p("\t\t\t\t\t%s\n", n)
+	}
+	if unknown != 0 {
+		p("\t\t\t\t\tUnknown flags: 0x%X\n", unknown)
+	}
 }
 
-// deviceCaps are the device_cap_flags ibv_devinfo names, in its order.
-var deviceCaps = []capName{
-	{1 << 0, "RESIZE_MAX_WR"}, {1 << 1, "BAD_PKEY_CNTR"}, {1 << 2, "BAD_QKEY_CNTR"}, {1 << 3, "RAW_MULTI"},
-	{1 << 4, "AUTO_PATH_MIG"}, {1 << 5, "CHANGE_PHY_PORT"}, {1 << 6, "UD_AV_PORT_ENFORCE"},
-	{1 << 7, "CURR_QP_STATE_MOD"}, {1 << 8, "SHUTDOWN_PORT"}, {1 << 9, "INIT_TYPE"},
-	{1 << 10, "PORT_ACTIVE_EVENT"}, {1 << 11, "SYS_IMAGE_GUID"}, {1 << 12, "RC_RNR_NAK_GEN"},
-	{1 << 13, "SRQ_RESIZE"}, {1 << 14, "N_NOTIFY_CQ"}, {1 << 17, "MEM_WINDOW"}, {1 << 18, "UD_IP_CSUM"},
-	{1 << 20, "XRC"}, {1 << 21, "MEM_MGT_EXTENSIONS"}, {1 << 23, "MEM_WINDOW_TYPE_2A"},
-	{1 << 24, "MEM_WINDOW_TYPE_2B"}, {1 << 25, "RC_IP_CSUM"}, {1 << 26, "RAW_IP_CSUM"},
-	{1 << 29, "MANAGED_FLOW_STEERING"},
-}
-
-var odpTransportCaps = []capName{{1 << 0, "SUPPORT_SEND"}, {1 << 1, "SUPPORT_RECV"}, {1 << 2, "SUPPORT_WRITE"},
-	{1 << 3, "SUPPORT_READ"}, {1 << 4, "SUPPORT_ATOMIC"}, {1 << 5, "SUPPORT_SRQ"}, {1 << 6, "SUPPORT_FLUSH"},
-	{1 << 7, "SUPPORT_ATOMIC_WRITE"}}
-
-// printCaps prints one line per known bit, then the unknown rest.
-func printCaps(p func(string, ...any), v uint64, names []capName, hexWidth64 bool) {
-	known := uint64(0)
-	for _, c := range names {
-		known |= c.bit
-		if v&c.bit != 0 {
-			p("\t\t\t\t\t%s\n", c.name)
-		}
-	}
-	if v&^known != 0 {
-		p("\t\t\t\t\tUnknown flags: 0x%X\n", v&^known)
-	}
+// rawPacketText is how ibv_devinfo describes each raw packet capability.
+var rawPacketText = []struct {
+	cap  uverbs.RawPacketCaps
+	text string
+}{
+	{uverbs.RawPacketCVLANStripping, "C-VLAN stripping offload"}, {uverbs.RawPacketScatterFCS, "Scatter FCS offload"},
+	{uverbs.RawPacketIPCsum, "IP csum offload"}, {uverbs.RawPacketDelayDrop, "Delay drop"},
 }
 
 // printVerbose prints the -v device attributes.
@@ -47,7 +30,9 @@ func printVerbose(p func(string, ...any), a *uverbs.DeviceAttr, ctx *uverbs.Cont
 	p("\tmax_qp:\t\t\t\t%d\n", int32(a.MaxQP))
 	p("\tmax_qp_wr:\t\t\t%d\n", int32(a.MaxQPWR))
 	p("\tdevice_cap_flags:\t\t0x%08x\n", uint32(a.Caps))
-	printCaps(p, uint64(uint32(a.Caps)), deviceCaps, false)
+	// device_cap_flags is the low half; the rest prints under _ex.
+	low := a.Caps & 0xffffffff
+	printCaps(p, low.Names(), uint64(low.Unknown()))
 	p("\tmax_sge:\t\t\t%d\n", int32(a.MaxSGE))
 	p("\tmax_sge_rd:\t\t\t%d\n", int32(a.MaxSGERd))
 	p("\tmax_cq:\t\t\t\t%d\n", int32(a.MaxCQ))
@@ -82,7 +67,7 @@ func printVerbose(p func(string, ...any), a *uverbs.DeviceAttr, ctx *uverbs.Cont
 	p("\tlocal_ca_ack_delay:\t\t%d\n", a.LocalCAAckDelay)
 
 	p("\tgeneral_odp_caps:\n")
-	printCaps(p, uint64(a.ODP.General), []capName{{1, "ODP_SUPPORT"}, {2, "ODP_SUPPORT_IMPLICIT"}}, true)
+	printCaps(p, a.ODP.General.Names(), uint64(a.ODP.General.Unknown()))
 	for _, t := range []struct {
 		name string
 		caps uverbs.ODPTransportCaps
@@ -91,7 +76,7 @@ func printVerbose(p func(string, ...any), a *uverbs.DeviceAttr, ctx *uverbs.Cont
 		if t.caps == 0 {
 			p("\t\t\t\t\tNO SUPPORT\n")
 		} else {
-			printCaps(p, uint64(t.caps), odpTransportCaps, false)
+			printCaps(p, t.caps.Names(), uint64(t.caps.Unknown()))
 		}
 	}
 	if a.CompletionTimestampMask != 0 {
@@ -106,15 +91,15 @@ func printVerbose(p func(string, ...any), a *uverbs.DeviceAttr, ctx *uverbs.Cont
 	}
 	if a.RawPacketCaps != 0 {
 		p("\traw packet caps:\n")
-		for _, c := range []capName{{1, "C-VLAN stripping offload"}, {2, "Scatter FCS offload"}, {4, "IP csum offload"}, {8, "Delay drop"}} {
-			if uint64(a.RawPacketCaps)&c.bit != 0 {
-				p("\t\t\t\t\t%s\n", c.name)
+		for _, c := range rawPacketText {
+			if a.RawPacketCaps&c.cap != 0 {
+				p("\t\t\t\t\t%s\n", c.text)
 			}
 		}
 	}
 	p("\tdevice_cap_flags_ex:\t\t0x%X\n", uint64(a.CapsEx))
-	printCaps(p, uint64(a.CapsEx)&0xffffffff00000000,
-		[]capName{{1 << 34, "RAW_SCATTER_FCS"}, {1 << 36, "PCI_WRITE_END_PADDING"}, {1 << 41, "CC_DMA_BOUNCE"}}, true)
+	high := a.CapsEx &^ 0xffffffff
+	printCaps(p, high.Names(), uint64(high.Unknown()))
 	// TSO and packet pacing come from providers' driver data (mlx5);
 	// the kernel's generic response has none, so they print as zero.
 	p("\ttso_caps:\n")
