@@ -332,3 +332,18 @@ func TestNoCopyMarker(t *testing.T) {
 		t.Fatalf("go vet did not report copying an Attr: %v\n%s", err, out)
 	}
 }
+
+// TestAttrValueLayout: assign's view of an Attr has every field of it, of
+// the same type at the same offset.
+func TestAttrValueLayout(t *testing.T) {
+	at, vt := reflect.TypeOf(Attr{}), reflect.TypeOf(attrValue{})
+	if at.Size() != vt.Size() || at.NumField() != vt.NumField()+1 {
+		t.Fatalf("Attr: %d bytes, %d fields; attrValue: %d bytes, %d fields", at.Size(), at.NumField(), vt.Size(), vt.NumField())
+	}
+	for i := range vt.NumField() {
+		a, v := at.Field(i+1), vt.Field(i)
+		if a.Name != v.Name || a.Type != v.Type || a.Offset != v.Offset {
+			t.Errorf("field %d: Attr has %s %s at %d, attrValue %s %s at %d", i, a.Name, a.Type, a.Offset, v.Name, v.Type, v.Offset)
+		}
+	}
+}

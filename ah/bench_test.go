@@ -24,6 +24,7 @@ func BenchmarkCopyDestroy(b *testing.B) {
 		Copy(&c, a)
 		Destroy(&c)
 	}
+	reportVsKernel(b, "CopyDestroy")
 }
 
 func BenchmarkCopy(b *testing.B) {
@@ -33,7 +34,7 @@ func BenchmarkCopy(b *testing.B) {
 	for b.Loop() {
 		Copy(&c, a) // overwrites without a put, as the kernel's Copy
 	}
-	b.StopTimer()
+	reportVsKernel(b, "Copy")
 	a.GRH.SGIDAttr().refs.Store(2) // undo the deliberate leaks
 }
 
@@ -45,6 +46,7 @@ func BenchmarkMove(b *testing.B) {
 		Move(&c, a)
 		Move(a, &c)
 	}
+	reportVsKernel(b, "Move")
 }
 
 func BenchmarkReplace(b *testing.B) {
@@ -55,6 +57,7 @@ func BenchmarkReplace(b *testing.B) {
 	for b.Loop() {
 		Replace(&c, a)
 	}
+	reportVsKernel(b, "Replace")
 }
 
 func BenchmarkDestroyZero(b *testing.B) {
@@ -113,4 +116,5 @@ func BenchmarkReplaceOther(b *testing.B) {
 		Replace(&c, &other)
 		Replace(&c, a)
 	}
+	reportVsKernel(b, "ReplaceOther")
 }
