@@ -3,6 +3,8 @@ package uverbs
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -16,6 +18,8 @@ import (
 type CompChannel struct {
 	ctx *Context
 	fd  *waitfd.FD
+	cqs atomic.Pointer[[]*CQ] // the CQs bound to the channel (copied on write)
+	mu  sync.Mutex            // serializes writers of cqs
 }
 
 // CreateCompChannel creates a completion channel.
@@ -31,7 +35,55 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	if err != nil {
 		return nil, wrap(c.dev.Name, op, err)
 	}
-	return &CompChannel{ctx: c, fd: fd}, nil
+	ch := &CompChannel{ctx: c, fd: fd}
+	ch.cqs.Store(new([]*CQ))
+	fd.SetHint(ch.mayHaveEvent, ch.empty)
+	return ch, nil
+}
+
+// A wait for events need not read before it parks when no CQ bound to
+// the channel can have raised an event yet (waitfd.FD.SetHint): every CQ
+// is unarmed, or armed once with no completion since. On Soft-RoCE under
+// Linux 6.12 that spares most waits a read(2) that would find nothing:
+// the completion comes from a workqueue after the waiter sleeps.
+const maxHintCQs = 4 // more CQs on one channel: always read first
+
+func (ch *CompChannel) mayHaveEvent() bool {
+	cqs := *ch.cqs.Load()
+	if len(cqs) > maxHintCQs {
+		return true
+	}
+	for _, cq := range cqs {
+		if cq.mayHaveEvent() {
+			return true
+		}
+	}
+	return false
+}
+
+// empty: nothing is queued, so no CQ has more than the one arm the
+// kernel keeps pending.
+func (ch *CompChannel) empty() {
+	for _, cq := range *ch.cqs.Load() {
+		for n := cq.arms.Load(); n > 1 && !cq.arms.CompareAndSwap(n, 1); n = cq.arms.Load() {
+		}
+	}
+}
+
+func (ch *CompChannel) bind(cq *CQ, add bool) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	old := *ch.cqs.Load()
+	cqs := make([]*CQ, 0, len(old)+1)
+	for _, x := range old {
+		if x != cq {
+			cqs = append(cqs, x)
+		}
+	}
+	if add {
+		cqs = append(cqs, cq)
+	}
+	ch.cqs.Store(&cqs)
 }
 
 // FD is the channel's file descriptor number, for display: it may be
@@ -84,6 +136,8 @@ func (ch *CompChannel) event(desc abi.CompEventDesc, n, want int, err error) (*C
 	cq, _ := ch.ctx.lookup(desc.CqHandle).(*CQ)
 	if cq != nil {
 		cq.events.Add(1)
+		for n := cq.arms.Load(); n > 0 && !cq.arms.CompareAndSwap(n, n-1); n = cq.arms.Load() {
+		}
 	}
 	return cq, nil
 }

@@ -19,6 +19,12 @@ type CQ struct {
 	ops        cqOps         // the provider's; nil on a context without a char device
 	events     atomic.Uint64 // completion events GetEvent returned
 	acked      atomic.Uint64 // of which acknowledged (AckEvents)
+
+	// For the channel's wait hint: arms since the last event read (each
+	// raises at most one event), and the completions the CQ had before
+	// the last arm, as the provider counts them.
+	arms    atomic.Int32
+	armedAt atomic.Uint32
 }
 
 // CQAttr is what CreateCQ needs.
@@ -74,6 +80,9 @@ func (c *Context) CreateCQ(attr CQAttr) (*CQ, error) {
 			return nil, errors.Join(err, cq.Close())
 		}
 	}
+	if cq.channel != nil {
+		cq.channel.bind(cq, true)
+	}
 	return cq, nil
 }
 
@@ -100,7 +109,24 @@ func (cq *CQ) RequestNotify(solicitedOnly bool) error {
 	if cq.ops == nil {
 		return cq.fail("req notify cq", errNoDataPath)
 	}
+	// Count the arm before it is made, so that a wait never takes the
+	// channel for empty while this arm's event may be queued.
+	cq.armedAt.Store(cq.ops.produced())
+	cq.arms.Add(1)
 	return cq.ops.requestNotify(solicitedOnly)
+}
+
+// mayHaveEvent reports whether the CQ may have raised an event that is
+// not read yet: it was armed more than once since the last event read,
+// or once and a completion came since.
+func (cq *CQ) mayHaveEvent() bool {
+	switch n := cq.arms.Load(); {
+	case n == 0:
+		return false
+	case n > 1 || cq.ops == nil:
+		return true
+	}
+	return cq.ops.produced() != cq.armedAt.Load()
 }
 
 // AckEvents acknowledges n events GetEvent returned for this CQ
@@ -128,6 +154,9 @@ func (cq *CQ) Close() error {
 }
 
 func (cq *CQ) release() error {
+	if cq.channel != nil {
+		cq.channel.bind(cq, false)
+	}
 	if cq.ops == nil {
 		return nil
 	}

@@ -38,6 +38,9 @@ var (
 // gone.
 type cqOps interface {
 	requestNotify(solicitedOnly bool) error
+	// produced counts the completions the driver has written (modulo
+	// 2^32); it only has to change when one is written.
+	produced() uint32
 	resized(drv []byte) error
 	release() error
 }

@@ -2,6 +2,7 @@ package uverbs
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/rdmastack/rdmastack/ib"
@@ -14,8 +15,9 @@ const DrainWRID = 0xffff_ffff_ffff_d4a0
 
 // Drain moves the QP to the error state and waits until every work
 // request posted to it has completed, as the kernel's ib_drain_qp does:
-// it posts a marker send (and, without an SRQ, a marker receive) and
-// polls the QP's CQs until both markers have flushed. The completions it
+// it posts a marker receive (without an SRQ) and a marker send and polls
+// the QP's CQs until both markers have flushed. A QP in RESET has nothing
+// to drain. The completions it
 // finds on the way, those of this QP and of others sharing its CQs, go to
 // handle (nil drops them); the markers do not. Each queue needs room for
 // one more work request. A QP with an SRQ drains its send queue only:
@@ -28,11 +30,30 @@ const DrainWRID = 0xffff_ffff_ffff_d4a0
 // state and the markers may still come.
 func (qp *QP) Drain(ctx context.Context, handle func(WC)) error {
 	const op = "drain"
-	if err := qp.Modify(&QPAttr{State: ib.QPStateErr}, QPAttrState); err != nil {
+	a, err := qp.Query(QPAttrState)
+	if err != nil {
 		return err
 	}
+	if a.State == ib.QPStateReset {
+		return nil // nothing can be posted to a QP in RESET
+	}
 	sendDone, recvDone := false, qp.srq != nil
-	var err error
+	// The receive marker goes in before the move to ERR: rxe flushes a
+	// user QP's receive queue when the QP enters the error state, not
+	// when a receive is posted later (user space posts receives without
+	// a system call). If a message arrives first, it lands in the marker
+	// (zero bytes: a length error on that message), and the flush still
+	// ends with it.
+	if !recvDone {
+		if err := qp.PostRecv(&RecvWR{ID: DrainWRID + 1}); err != nil {
+			return err
+		}
+	}
+	if a.State != ib.QPStateErr {
+		if err := qp.Modify(&QPAttr{State: ib.QPStateErr}, QPAttrState); err != nil {
+			return err
+		}
+	}
 	switch x := qp.ops.(type) {
 	case *rxeQP:
 		err = x.postDrainMarker()
@@ -41,11 +62,6 @@ func (qp *QP) Drain(ctx context.Context, handle func(WC)) error {
 	}
 	if err != nil {
 		return err
-	}
-	if !recvDone {
-		if err := qp.PostRecv(&RecvWR{ID: DrainWRID + 1}); err != nil {
-			return err
-		}
 	}
 	var wc [16]WC
 	poll := func(cq *CQ) error {
@@ -81,7 +97,8 @@ func (qp *QP) Drain(ctx context.Context, handle func(WC)) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return qp.fail(op, waitfd.ContextError(ctx.Err()))
+			return qp.fail(op, fmt.Errorf("send marker flushed: %v, receive marker: %v: %w",
+				sendDone, recvDone, waitfd.ContextError(ctx.Err())))
 		case <-t.C:
 		}
 	}

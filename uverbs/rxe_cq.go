@@ -18,6 +18,7 @@ type rxeCQ struct {
 	q      queue
 	page   cmdPage
 	notify [2][]byte // REQ_NOTIFY_CQ for all (0) and solicited-only (1) completions
+	polled uint32    // completions Poll has taken (modulo 2^32)
 	closed bool
 }
 
@@ -81,6 +82,7 @@ func (x *rxeCQ) poll(wc []WC) (int, error) {
 		x.q.release(cons)
 		n++
 	}
+	x.polled += uint32(n)
 	return n, nil
 }
 
@@ -95,6 +97,18 @@ func (x *rxeCQ) requestNotify(solicitedOnly bool) error {
 		return x.cq.closedErr("req notify cq")
 	}
 	return x.cq.ctx.doorbell("req notify cq", cmd)
+}
+
+// produced counts the completions the kernel has written: those polled
+// and those waiting in the queue (at most its capacity, so the count is
+// exact whatever the indices' wrap).
+func (x *rxeCQ) produced() uint32 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return 0
+	}
+	return x.polled + x.q.count()
 }
 
 // resized maps the queue rxe moved the completions to (RESIZE_CQ).

@@ -86,6 +86,13 @@ func (q *queue) consume() (uint32, bool) {
 	return cons, (prod-cons)&q.mask != 0
 }
 
+// count is the number of elements waiting (consumer side).
+func (q *queue) count() uint32 {
+	cons := atomic.LoadUint32(&q.hdr.ConsumerIndex)
+	prod := atomic.LoadUint32(&q.hdr.ProducerIndex)
+	return (prod - cons) & q.mask
+}
+
 // produced is the producer index (consumer side: how far the kernel has
 // filled the queue).
 func (q *queue) produced() uint32 { return atomic.LoadUint32(&q.hdr.ProducerIndex) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"testing"
@@ -212,5 +213,74 @@ func TestIntegrationGetEvent(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	if got, ok, err := cb.ch.TryGetEvent(); ok || err != nil {
 		t.Fatalf("TryGetEvent with no event: %v, %v, %v", got, ok, err)
+	}
+}
+
+// TestIntegrationExampleRCDataPath runs Example_rcDataPath (which has no
+// Output comment, as the host has no RDMA device) and checks its output.
+func TestIntegrationExampleRCDataPath(t *testing.T) {
+	testenv.RequireRDMA(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	Example_rcDataPath()
+	os.Stdout = stdout
+	w.Close()
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "RECV success \"hello, RDMA\"\nSEND success\n"
+	if string(out) != want {
+		t.Fatalf("the example printed %q, want %q", out, want)
+	}
+}
+
+// TestIntegrationGetEventStale: a CQ armed, polled without waiting and
+// armed again can have two events queued, and a wait must find both
+// without parking (the channel's hint that lets a wait skip its first
+// read must not hide them).
+func TestIntegrationGetEventStale(t *testing.T) {
+	e := newEnv(t)
+	a, b, _, cb := e.pair(t, qpOpts{})
+	var wc [1]uverbs.WC
+	for id := uint64(1); id <= 2; id++ {
+		if err := cb.RequestNotify(false); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.PostRecv(&uverbs.RecvWR{ID: id, SGE: []uverbs.SGE{e.sge(4096, 64)}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.PostSend(&uverbs.SendWR{ID: id, Opcode: uverbs.OpSend, SGE: []uverbs.SGE{e.sge(0, 64)}}); err != nil {
+			t.Fatal(err)
+		}
+		// Take the completion by polling, as a busy program does, and
+		// leave its event queued.
+		for end := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			n, err := cb.Poll(wc[:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 1 {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatal("no completion after 5 s")
+			}
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // both events are queued by now
+	for i := range 2 {
+		got, err := cb.ch.GetEvent(within(t, 5*time.Second))
+		if err != nil || got != cb.CQ {
+			t.Fatalf("stale event %d: %v, %v", i, got, err)
+		}
+		cb.AckEvents(1)
+	}
+	if _, ok, err := cb.ch.TryGetEvent(); ok || err != nil {
+		t.Fatalf("a third event: %v, %v", ok, err)
 	}
 }

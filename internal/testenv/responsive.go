@@ -23,14 +23,15 @@ const (
 func Responsiveness(t testing.TB, start func()) (sleep, gc time.Duration) {
 	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	// Warm up first: under TCG the first collection of a process started
-	// over 9p pays for faulting in the collector's code (over 100 ms),
-	// which says nothing about the waiters.
-	runtime.GC()
-	time.Sleep(time.Millisecond)
 	start()
-	// Let the waiters reach their wait.
+	// Let the waiters reach their wait, and warm up: under TCG the first
+	// collections of a young process pay for faulting in the memory and
+	// code they touch (45-120 ms for the first, less for each after),
+	// which says nothing about whether the waiters hold up the collector.
 	time.Sleep(20 * time.Millisecond)
+	for range 3 {
+		runtime.GC()
+	}
 	d := make([]time.Duration, SleepRounds)
 	for i := range d {
 		t0 := time.Now()

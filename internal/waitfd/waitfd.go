@@ -71,6 +71,13 @@ type FD struct {
 	got     bool
 	readFn  func(uintptr) bool
 	tryFn   func(uintptr)
+	first   bool // the next read callback is the wait's first
+
+	// An owner that knows more about what the kernel has queued than the
+	// fd does (see SetHint): maybe reports whether something may be
+	// queued; empty is told when a read found nothing.
+	maybe func() bool
+	empty func()
 
 	// The read deadline set on f, and the context whose cancellation
 	// kicks it into the past (cached: a loop that waits with the same
@@ -109,9 +116,25 @@ func New(fd int, name string) (*FD, error) {
 	return e, nil
 }
 
+// SetHint lets the FD's owner spare a wait its first read(2). Before
+// parking, a wait reads once, since the kernel may have queued something
+// the netpoller already reported (the runtime forgets readiness it
+// reported before the wait began). When maybe, called at the start of a
+// wait, after that point, reports that nothing can be queued yet, the
+// wait parks at once: whatever the kernel queues later, epoll reports to
+// it. maybe must only say false when it knows; empty is called whenever a
+// read found nothing queued. Set the hint before the FD is used.
+func (e *FD) SetHint(maybe func() bool, empty func()) { e.maybe, e.empty = maybe, empty }
+
 // read is the RawConn callback: one non-blocking read(2). The fd is
 // non-blocking, so a raw system call cannot sleep here.
 func (e *FD) read(fd uintptr) bool {
+	if e.first {
+		e.first = false
+		if e.maybe != nil && !e.maybe() {
+			return false
+		}
+	}
 	for {
 		r, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(e.scratch))), uintptr(e.want))
 		switch errno {
@@ -121,6 +144,9 @@ func (e *FD) read(fd uintptr) bool {
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
+			if e.empty != nil {
+				e.empty()
+			}
 			return false
 		}
 		e.n, e.err = 0, errno
@@ -187,6 +213,7 @@ func (e *FD) Read(ctx context.Context, b []byte) (int, error) {
 			return 0, e.mapErr(err)
 		}
 		e.prepare(b)
+		e.first = true
 		if err := e.rc.Read(e.readFn); err == nil {
 			return e.result(b)
 		} else if !errors.Is(err, os.ErrDeadlineExceeded) {
