@@ -23,13 +23,13 @@ type env struct {
 	sgid uverbs.GIDEntry
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	return newEnvAccess(t, uverbs.AccessLocalWrite|uverbs.AccessRemoteWrite|uverbs.AccessRemoteRead|uverbs.AccessRemoteAtomic)
 }
 
 // newEnvAccess is newEnv with the region registered with access.
-func newEnvAccess(t *testing.T, access uverbs.Access) *env {
+func newEnvAccess(t testing.TB, access uverbs.Access) *env {
 	t.Helper()
 	testenv.RequireRDMA(t)
 	c, err := uverbs.OpenName("rxe0")
@@ -81,7 +81,7 @@ type cq struct {
 	ch *uverbs.CompChannel
 }
 
-func (e *env) newCQ(t *testing.T, n int) *cq {
+func (e *env) newCQ(t testing.TB, n int) *cq {
 	t.Helper()
 	ch, err := e.c.CreateCompChannel()
 	if err != nil {
@@ -183,7 +183,7 @@ type qpOpts struct {
 	retry   int
 }
 
-func (e *env) newQP(t *testing.T, scq, rcq *cq, o qpOpts) *uverbs.QP {
+func (e *env) newQP(t testing.TB, scq, rcq *cq, o qpOpts) *uverbs.QP {
 	t.Helper()
 	if o.typ == 0 {
 		o.typ = ib.QPTypeRC
@@ -204,7 +204,7 @@ func (e *env) newQP(t *testing.T, scq, rcq *cq, o qpOpts) *uverbs.QP {
 
 // connect takes qp to RTS talking to the QP numbered dest on the same
 // device, with the library's Init and Connect.
-func (e *env) connect(t *testing.T, qp *uverbs.QP, dest uint32, o qpOpts) {
+func (e *env) connect(t testing.TB, qp *uverbs.QP, dest uint32, o qpOpts) {
 	t.Helper()
 	co := uverbs.ConnectOptions{Access: uverbs.AccessRemoteWrite | uverbs.AccessRemoteRead | uverbs.AccessRemoteAtomic,
 		SGIDIndex: uint8(e.sgid.Index), MinRNRTimer: 1, MaxRdAtomic: 4, MaxDestRdAtomic: 4}
@@ -220,7 +220,7 @@ func (e *env) connect(t *testing.T, qp *uverbs.QP, dest uint32, o qpOpts) {
 }
 
 // pair is two connected QPs, each with its own CQ.
-func (e *env) pair(t *testing.T, o qpOpts) (a, b *uverbs.QP, ca, cb *cq) {
+func (e *env) pair(t testing.TB, o qpOpts) (a, b *uverbs.QP, ca, cb *cq) {
 	t.Helper()
 	ca, cb = e.newCQ(t, 256), e.newCQ(t, 256)
 	a, b = e.newQP(t, ca, ca, o), e.newQP(t, cb, cb, o)

@@ -105,17 +105,8 @@ func TestErrNotSupported(t *testing.T) {
 // not disassociate, so the kernel never answers EIO itself: commands keep
 // working until the context closes, and that is checked too.
 func TestIntegrationUverbsRemovedMatch(t *testing.T) {
-	devicesForTest(t)
-	const netdev, name = "uvgone0", "rxe_uvgone"
-	testenv.Dummy(t, netdev)
-	nl, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nl.Close() })
-	if err := nl.AddLink(name, "rxe", netdev); err != nil {
-		t.Fatal(err)
-	}
+	const name = "rxe_uvgone"
+	nl := rxeOnDummy(t, "uvgone0", name)
 	c, err := OpenName(name)
 	if err != nil {
 		t.Fatal(err)
@@ -150,4 +141,21 @@ func TestIntegrationUverbsRemovedMatch(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("DeleteLink did not return 10s after the context closed")
 	}
+}
+
+// rxeOnDummy adds an rxe device called name on a new dummy netdev, for a
+// test that removes it, and returns the nldev client that added it.
+func rxeOnDummy(t *testing.T, netdev, name string) *nldev.Client {
+	t.Helper()
+	devicesForTest(t)
+	testenv.Dummy(t, netdev)
+	nl, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nl.Close() })
+	if err := nl.AddLink(name, "rxe", netdev); err != nil {
+		t.Fatal(err)
+	}
+	return nl
 }

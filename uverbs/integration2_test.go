@@ -293,20 +293,8 @@ func TestIntegrationUverbsEvents(t *testing.T) {
 // TestIntegrationUverbsDeviceRemoval deletes an rxe device while a
 // context on it is open and records what the kernel does.
 func TestIntegrationUverbsDeviceRemoval(t *testing.T) {
-	devicesForTest(t)
-	ip := testenv.Oracle(t, "ip")
-	const netdev, name = "uvrm0", "rxe_uvrm"
-	testenv.Run(t, ip, "link", "add", netdev, "type", "dummy")
-	t.Cleanup(func() { exec.Command(ip, "link", "del", netdev).Run() })
-	testenv.Run(t, ip, "link", "set", netdev, "up")
-	nl, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nl.Close() })
-	if err := nl.AddLink(name, "rxe", netdev); err != nil {
-		t.Fatal(err)
-	}
+	const name = "rxe_uvrm"
+	rxeOnDummy(t, "uvrm0", name)
 	d, err := DeviceByName(name)
 	if err != nil {
 		t.Fatal(err)

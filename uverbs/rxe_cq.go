@@ -118,13 +118,7 @@ func (x *rxeCQ) resized(drv []byte) error {
 	if x.closed {
 		return x.cq.closedErr("resize cq")
 	}
-	q, err := rxeCQQueue(x.cq)
-	if err != nil {
-		return err
-	}
-	old := x.q
-	x.q = q
-	return old.unmap()
+	return x.q.replace(rxeCQQueue(x.cq))
 }
 
 func (x *rxeCQ) release() error {

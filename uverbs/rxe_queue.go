@@ -52,6 +52,17 @@ func (q *queue) unmap() error {
 	return err
 }
 
+// replace puts next, a queue the kernel moved q's elements to (a resize),
+// in q's place and unmaps the old one.
+func (q *queue) replace(next queue, err error) error {
+	if err != nil {
+		return err
+	}
+	old := *q
+	*q = next
+	return old.unmap()
+}
+
 func (q *queue) elemSize() int { return 1 << q.shift }
 
 func (q *queue) elem(i uint32) unsafe.Pointer {

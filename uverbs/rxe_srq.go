@@ -48,13 +48,7 @@ func (x *rxeSRQ) resized() error {
 	if x.closed {
 		return x.srq.closedErr("resize srq")
 	}
-	q, err := rxeSRQQueue(x.srq)
-	if err != nil {
-		return err
-	}
-	old := x.q
-	x.q = q
-	return old.unmap()
+	return x.q.replace(rxeSRQQueue(x.srq))
 }
 
 func (x *rxeSRQ) postRecv(wr *RecvWR) error {

@@ -3,7 +3,7 @@ package main
 import (
 	"io"
 
-	"github.com/rdmastack/rdmastack/internal/cflags"
+	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
 )
 
 // longOptions is rdma-core's long-option table, with optstring "d:i:lv".

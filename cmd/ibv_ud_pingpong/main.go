@@ -1,8 +1,8 @@
 // Command ibv_ud_pingpong is a static drop-in for rdma-core's program of
 // the same name: a ping-pong over an UD QP, with the same flags, the same
 // out-of-band TCP exchange and the same output, so that either side may be
-// rdma-core's. It runs on Soft-RoCE (rxe) through the pure-Go data path of
-// package uverbs/rxe; see internal/pingpong.
+// rdma-core's. It runs on Soft-RoCE (rxe) through package uverbs' pure-Go data
+// path; see cmd/internal/pingpong.
 package main
 
 import (
@@ -10,7 +10,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/rdmastack/rdmastack/internal/pingpong"
+	"github.com/rdmastack/rdmastack/cmd/internal/pingpong"
 )
 
 func main() {

@@ -259,3 +259,56 @@ func TestNewRefusesBadFD(t *testing.T) {
 		t.Fatal("New accepted a regular file")
 	}
 }
+
+// TestReuseAfterClose: once an FD is closed, its number may be the
+// kernel's answer to the next open; the closed FD's reads still fail
+// with os.ErrClosed and never touch the new file.
+func TestReuseAfterClose(t *testing.T) {
+	fd, _ := newEventfd(t)
+	num := fd.Num()
+	if err := fd.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reused, err := unix.Eventfd(7, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(reused)
+	if reused != num {
+		t.Logf("the kernel gave fd %d, not the closed %d: the check below still holds", reused, num)
+	}
+	var b [8]byte
+	if _, err := fd.Read(context.Background(), b[:]); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("Read on a closed FD: %v", err)
+	}
+	if _, _, err := fd.TryRead(b[:]); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("TryRead on a closed FD: %v", err)
+	}
+	// The new file's value is still there: nobody read it.
+	if n, err := unix.Read(reused, b[:]); n != 8 || err != nil || b[0] != 7 {
+		t.Fatalf("the new file was read through the closed FD: %d, %v, % x", n, err, b)
+	}
+}
+
+// TestHint: with a hint that says nothing is queued, a wait parks without
+// reading first and still gets what the kernel queues later; a read that
+// finds nothing tells the owner.
+func TestHint(t *testing.T) {
+	fd, sig := newEventfd(t)
+	var asked, emptied int
+	fd.SetHint(func() bool { asked++; return false }, func() { emptied++ })
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		signal(t, sig, 4)
+	}()
+	var b [8]byte
+	if n, err := fd.Read(ctxFor(t, 5*time.Second), b[:]); n != 8 || err != nil || b[0] != 4 {
+		t.Fatalf("Read with a hint: %d, %v", n, err)
+	}
+	if asked != 1 || emptied != 0 {
+		t.Fatalf("hint asked %d times, empty told %d times; want 1 and 0 (no read found nothing)", asked, emptied)
+	}
+	if _, ok, _ := fd.TryRead(b[:]); ok || emptied != 1 {
+		t.Fatalf("TryRead on nothing: ok %v, empty told %d times", ok, emptied)
+	}
+}

@@ -24,7 +24,7 @@ import (
 // process's time slice. With PP_MIXED set it also times ours against
 // rdma-core's in both roles. Run it in the VM:
 //
-//	go test -c -o out/pp.test ./internal/pingpong
+//	go test -c -o out/pp.test ./cmd/internal/pingpong
 //	go run ./test/vm run -devices 1 -- env PP_ROUNDS=16 $PWD/out/pp.test -test.run XXX -test.bench Pingpong -test.benchtime 32000x
 func BenchmarkPingpong(b *testing.B) {
 	testenv.RequireRDMA(b)

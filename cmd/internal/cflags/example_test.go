@@ -3,7 +3,7 @@ package cflags_test
 import (
 	"fmt"
 
-	"github.com/rdmastack/rdmastack/internal/cflags"
+	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
 )
 
 // Example reads a command line as ibv_devinfo's C source does: optstring

@@ -1,6 +1,6 @@
 // Package pingpong is the shared body of cmd/ibv_rc_pingpong and
 // cmd/ibv_ud_pingpong, drop-ins for rdma-core 44's programs of those names
-// built on the pure-Go rxe data path (package uverbs/rxe): the same flags,
+// built on package uverbs' provider-neutral data path: the same flags,
 // the same out-of-band TCP exchange ("%04x:%06x:%06x:%s" with the wire
 // GID) and the same output, so either side can be rdma-core's.
 package pingpong
@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/rdmastack/rdmastack/ib"
-	"github.com/rdmastack/rdmastack/internal/cflags"
+	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
 )
 
 // Kind is the transport of a pingpong.
