@@ -27,7 +27,7 @@ func TestCapNames(t *testing.T) {
 			}
 		}
 	}
-	if got := (ODPSupportImplicit | 4).Names(); !slices.Equal(got, []string{"ODP_SUPPORT_IMPLICIT"}) || (ODPSupportImplicit | 4).Unknown() != 4 {
+	if got := (ODPSupportImplicit | 4).Names(); !slices.Equal(got, []string{"ODP_SUPPORT_IMPLICIT"}) || (ODPSupportImplicit|4).Unknown() != 4 {
 		t.Errorf("ODP general: %q", got)
 	}
 	if got := (ODPSupportSRQRecv | ODPSupportSend).Names(); !slices.Equal(got, []string{"SUPPORT_SEND", "SUPPORT_SRQ"}) {

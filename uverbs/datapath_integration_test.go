@@ -421,4 +421,3 @@ func TestIntegrationRxeUC(t *testing.T) {
 		t.Fatalf("RDMA read on UC: %v", err)
 	}
 }
-

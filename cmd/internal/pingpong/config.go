@@ -11,8 +11,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
+	"github.com/rdmastack/rdmastack/ib"
 )
 
 // Kind is the transport of a pingpong.
