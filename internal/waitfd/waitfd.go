@@ -313,6 +313,14 @@ func (e *FD) Close() error {
 		e.closed.Store(true)
 		close(e.done)
 		e.closeErr = e.f.Close()
+		// Take the turn for good once the reader holding it has left
+		// (at once: its wait ends with the close), and let go of the
+		// context it watched, which would otherwise keep the FD alive.
+		e.turn <- struct{}{}
+		if e.unwatch != nil {
+			e.unwatch()
+			e.unwatch, e.watched = nil, nil
+		}
 	})
 	return e.closeErr
 }
