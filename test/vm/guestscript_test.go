@@ -53,7 +53,7 @@ func TestTestPayload(t *testing.T) {
 		return testBinary{Name: name, SourceDir: src, GuestPath: p}
 	}
 	bins := []testBinary{
-		fake("good", `echo "args: $*"; echo "cwd: $(basename "$PWD")"; echo "env: $RDMASTACK_VM $RDMASTACK_VM_KERNEL $RDMASTACK_VM_DEVICES $RDMASTACK_OUT"; echo "--- PASS: TestA (0.00s)"`),
+		fake("good", `echo "args: $*"; echo "cwd: $(basename "$PWD")"; case $0 in /tmp/vmtest.*) echo "run from a copy";; esac; echo "env: $RDMASTACK_VM $RDMASTACK_VM_KERNEL $RDMASTACK_VM_DEVICES $RDMASTACK_OUT"; echo "--- PASS: TestA (0.00s)"`),
 		fake("bad", `echo "--- FAIL: TestB (0.00s)"; exit 1`),
 		fake("crash", `echo "panic: boom"; exit 2`),
 	}
@@ -67,6 +67,7 @@ func TestTestPayload(t *testing.T) {
 	for _, want := range []string{
 		"args: -test.v -test.count=1 -test.run Test A\n",
 		"cwd: good\n",
+		"run from a copy\n",
 		"env: 1 6.1.0-57-amd64 2 /tmp/vm/out/x\n",
 		"VM-TEST-EXIT good 0\n",
 		"VM-TEST-EXIT bad 1\n",
