@@ -56,24 +56,27 @@ func TestIntegrationFindGID(t *testing.T) {
 	if v4 == nil {
 		t.Fatalf("no IPv4 RoCE v2 GID in %v", table)
 	}
-	got, err := e.c.FindGID(1, v4.GID.Addr().Unmap(), ib.GIDTypeRoCEv2)
+	got, err := e.c.FindGID(1, v4.GID.Addr().Unmap())
 	if err != nil || got != *v4 {
 		t.Fatalf("FindGID(%v) = %+v, %v; want %+v", v4.GID.Addr().Unmap(), got, err, *v4)
 	}
-	if got, err := e.c.FindGID(1, e.sgid.GID.Addr(), ib.GIDTypeRoCEv2); err != nil || got != e.sgid {
+	if got, err := e.c.FindGIDOfType(1, e.sgid.GID.Addr(), ib.GIDTypeRoCEv2); err != nil || got != e.sgid {
 		t.Fatalf("FindGID(link-local) = %+v, %v", got, err)
 	}
-	if _, err := e.c.FindGID(1, netip.MustParseAddr("192.0.2.99"), ib.GIDTypeRoCEv2); !errors.Is(err, os.ErrNotExist) {
+	if got, err := e.c.FindGIDOfType(1, e.sgid.GID.Addr(), ib.GIDTypeRoCEv1); err != nil || got.Type != ib.GIDTypeRoCEv1 || got.GID != e.sgid.GID {
+		t.Fatalf("FindGIDOfType(link-local, RoCE v1) = %+v, %v", got, err)
+	}
+	if _, err := e.c.FindGID(1, netip.MustParseAddr("192.0.2.99")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("FindGID of an address nobody has: %v", err)
 	}
 	ifi, err := net.InterfaceByIndex(int(v4.NetdevIndex))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := e.c.FindNetdevGID(1, ifi.Name, ib.GIDTypeRoCEv2); err != nil || got != *v4 {
+	if got, err := e.c.FindNetdevGID(1, ifi.Name); err != nil || got != *v4 {
 		t.Fatalf("FindNetdevGID(%s) = %+v, %v; want the IPv4 entry %+v", ifi.Name, got, err, *v4)
 	}
-	if _, err := e.c.FindNetdevGID(1, "nosuchdev0", ib.GIDTypeRoCEv2); !errors.Is(err, os.ErrNotExist) {
+	if _, err := e.c.FindNetdevGID(1, "nosuchdev0"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("FindNetdevGID of a missing netdev: %v", err)
 	}
 }
