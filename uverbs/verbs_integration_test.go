@@ -63,8 +63,8 @@ func TestIntegrationFindGID(t *testing.T) {
 	if got, err := e.c.FindGIDOfType(1, e.sgid.GID.Addr(), ib.GIDTypeRoCEv2); err != nil || got != e.sgid {
 		t.Fatalf("FindGID(link-local) = %+v, %v", got, err)
 	}
-	if got, err := e.c.FindGIDOfType(1, e.sgid.GID.Addr(), ib.GIDTypeRoCEv1); err != nil || got.Type != ib.GIDTypeRoCEv1 || got.GID != e.sgid.GID {
-		t.Fatalf("FindGIDOfType(link-local, RoCE v1) = %+v, %v", got, err)
+	if _, err := e.c.FindGIDOfType(1, e.sgid.GID.Addr(), ib.GIDTypeIB); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("FindGIDOfType(link-local, IB) on a RoCE port: %v", err)
 	}
 	if _, err := e.c.FindGID(1, netip.MustParseAddr("192.0.2.99")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("FindGID of an address nobody has: %v", err)

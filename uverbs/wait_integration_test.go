@@ -224,6 +224,7 @@ func TestIntegrationExampleRCDataPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer r.Close()
 	stdout := os.Stdout
 	os.Stdout = w
 	Example_rcDataPath()
