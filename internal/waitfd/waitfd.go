@@ -5,7 +5,8 @@
 //
 // The fd is made non-blocking and handed to os.NewFile, which registers
 // it with the runtime's epoll instance (the uverbs and rdma_cm event
-// files implement poll). A read is tried first; only when the kernel has
+// files implement poll). A read (or, for rdma_cm, the caller's GET_EVENT
+// through Wait) is tried first; only when the kernel has
 // nothing queued (EAGAIN) does the goroutine park until epoll reports the
 // fd readable. The kernel fd is closed by the runtime only once no read
 // or Control call uses it any more, so a number reused after Close can
@@ -191,41 +192,64 @@ func (e *FD) TryRead(b []byte) (n int, ok bool, err error) {
 }
 
 // Read waits until the kernel has something queued and reads it into b
-// (one event per read for the uverbs and rdma_cm files). It returns
+// (one event per read for the uverbs files). It returns
 // ctx.Err() when ctx is cancelled, DeadlineExceeded when ctx's deadline
 // passes, and an error matching os.ErrClosed when the FD is closed,
 // before or during the wait.
 func (e *FD) Read(ctx context.Context, b []byte) (int, error) {
+	if err := e.wait(ctx, e.readFn, b); err != nil {
+		return 0, err
+	}
+	return e.result(b)
+}
+
+// Wait is Read for files whose events are not read(2) but fetched by
+// another non-blocking system call, such as rdma_cm's GET_EVENT write:
+// it calls try with the fd, with the turn held, until try reports done,
+// parking the goroutine in the netpoller between tries (try must return
+// false only when the kernel said EAGAIN, so that readiness wakes the
+// wait). try must not block. Wait returns the same errors as Read; what
+// try got, it keeps itself. With a try made once (a method value stored
+// by the caller), Wait does not allocate.
+func (e *FD) Wait(ctx context.Context, try func(fd uintptr) (done bool)) error {
+	return e.wait(ctx, try, nil)
+}
+
+// wait is the loop Read and Wait share; b, when not nil, is what a read
+// callback reads into.
+func (e *FD) wait(ctx context.Context, fn func(uintptr) bool, b []byte) error {
 	if err := ctx.Err(); err != nil {
-		return 0, ContextError(err)
+		return ContextError(err)
 	}
 	if !e.take(ctx) {
 		if e.closed.Load() {
-			return 0, ErrClosed
+			return ErrClosed
 		}
-		return 0, ContextError(ctx.Err())
+		return ContextError(ctx.Err())
 	}
 	defer e.give()
 	dl, _ := ctx.Deadline()
 	e.watch(ctx)
 	for {
 		if err := e.setDeadline(dl); err != nil {
-			return 0, e.mapErr(err)
+			return e.mapErr(err)
 		}
-		e.prepare(b)
+		if b != nil {
+			e.prepare(b)
+		}
 		e.first = true
-		if err := e.rc.Read(e.readFn); err == nil {
-			return e.result(b)
+		if err := e.rc.Read(fn); err == nil {
+			return nil
 		} else if !errors.Is(err, os.ErrDeadlineExceeded) {
-			return 0, e.mapErr(err)
+			return e.mapErr(err)
 		}
 		// Woken by a deadline: ours, a cancellation, or the stale kick
 		// of a context an earlier wait used.
 		if err := ctx.Err(); err != nil {
-			return 0, ContextError(err)
+			return ContextError(err)
 		}
 		if !dl.IsZero() && !time.Now().Before(dl) {
-			return 0, DeadlineExceeded
+			return DeadlineExceeded
 		}
 		e.kicked.Store(true)
 	}
