@@ -2,9 +2,11 @@ package rdma
 
 import (
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
@@ -17,6 +19,14 @@ var (
 	// all: librdmacm fails in that case too (with ENODEV, which the error
 	// also matches).
 	ErrNoDevices = fmt.Errorf("rdma: no RDMA devices: %w", unix.ENODEV)
+
+	// ErrNotSupported is matched by errors for what the running kernel
+	// lacks (ib.ErrNotSupported, the sentinel every package shares).
+	ErrNotSupported = ib.ErrNotSupported
+
+	// errClosed is the cause of a call on a closed id or channel; it
+	// matches os.ErrClosed.
+	errClosed = fmt.Errorf("closed: %w", os.ErrClosed)
 
 	errInvalid = unix.EINVAL
 )

@@ -33,6 +33,10 @@ func (c *Context) AllocPD() (*PD, error) {
 // struct mlx5_ib_alloc_pd_resp); 0 for the others.
 func (pd *PD) PDN() uint32 { return pd.pdn }
 
+// Context is the context the protection domain belongs to: what creates
+// the QPs, CQs and MRs that may use it.
+func (pd *PD) Context() *Context { return pd.ctx }
+
 // Close deallocates the protection domain. While objects created in it
 // live the kernel refuses (EBUSY) and the PD stays usable. Safe to call
 // more than once.

@@ -75,7 +75,7 @@ type QueryAddrResp struct {
 	NodeGUID   [8]byte // raw, big-endian
 	PortNum    uint8
 	Reserved   uint8
-	PKey       uint16 // big-endian
+	PKey       [2]byte // big-endian
 	SrcSize    uint16
 	DstSize    uint16
 	SrcAddr    SockaddrStorage

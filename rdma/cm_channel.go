@@ -1,0 +1,215 @@
+package rdma
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/waitfd"
+	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
+)
+
+// EventChannel is an open rdma_cm file (librdmacm's struct
+// rdma_event_channel): the ids created on it, and the one queue of their
+// events. Close destroys every id still open on it.
+type EventChannel struct {
+	fd *waitfd.FD
+
+	// turn is held by the one GetEvent that fetches and decodes; buf is
+	// what it fetches into, fetch its try function, made once.
+	turn  chan struct{}
+	done  chan struct{}
+	buf   *ucma.EventBuf
+	fetch func(uintptr) bool
+	errno unix.Errno
+
+	mu      sync.Mutex // guards ids, nextUID and closed
+	ids     map[uint64]*ID
+	nextUID uint64
+	closed  bool
+}
+
+// CreateEventChannel opens the rdma_cm device (found through RDMA
+// netlink, else sysfs; its ABI version checked) as a new event channel.
+// Like the kernel, and unlike librdmacm, it does not require an RDMA
+// device to exist: resolving an address fails instead.
+func CreateEventChannel() (*EventChannel, error) {
+	path, err := findRdmaCM()
+	if err != nil {
+		return nil, err
+	}
+	n, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("rdma: create event channel: open %s: %w", path, err)
+	}
+	fd, err := waitfd.New(n, path)
+	if err != nil {
+		return nil, fmt.Errorf("rdma: create event channel: %w", err)
+	}
+	ch := &EventChannel{fd: fd, turn: make(chan struct{}, 1), done: make(chan struct{}), buf: ucma.NewEventBuf(),
+		ids: make(map[uint64]*ID)}
+	ch.fetch = ch.tryFetch
+	return ch, nil
+}
+
+// FD is the channel's file descriptor number, for display.
+func (ch *EventChannel) FD() int { return ch.fd.Num() }
+
+func (ch *EventChannel) tryFetch(fd uintptr) bool {
+	ch.errno = ch.buf.Fetch(fd)
+	return ch.errno != unix.EAGAIN
+}
+
+// write sends one command to the kernel; op names it in the error.
+func (ch *EventChannel) write(op string, cmd uint32, req []byte, respOff int, resp []byte) error {
+	err := ch.fd.Control(func(fd int) error { return ucma.Write(fd, cmd, req, respOff, resp) })
+	if err != nil {
+		if errors.Is(err, waitfd.ErrClosed) {
+			err = errClosed
+		}
+		return fmt.Errorf("rdma: %s: %w", op, err)
+	}
+	return nil
+}
+
+// GetEvent waits for the next event of any id on the channel and returns
+// it decoded (rdma_get_cm_event). Acknowledge it with Ack. It fails with
+// ctx's error when ctx ends first (DeadlineExceeded matches
+// os.ErrDeadlineExceeded) and with an error matching os.ErrClosed when
+// the channel is closed. Events of ids already closed are dropped; a
+// CONNECT_REQUEST whose listener is gone is rejected.
+//
+// Like librdmacm, GetEvent carries out what an event requires of an id
+// with a QP before it returns: a CONNECT_RESPONSE moves the QP to RTS,
+// completes the connection and is reported as ESTABLISHED (or as
+// CONNECT_ERROR when that fails); REJECTED moves the QP to the error
+// state.
+func (ch *EventChannel) GetEvent(ctx context.Context) (*Event, error) {
+	select {
+	case ch.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("rdma: get cm event: %w", waitfd.ContextError(ctx.Err()))
+	case <-ch.done:
+		return nil, fmt.Errorf("rdma: get cm event: %w", errClosed)
+	}
+	defer func() { <-ch.turn }()
+	for {
+		if err := ch.fd.Wait(ctx, ch.fetch); err != nil {
+			if errors.Is(err, waitfd.ErrClosed) {
+				err = errClosed
+			}
+			return nil, fmt.Errorf("rdma: get cm event: %w", err)
+		}
+		if ch.errno != 0 {
+			return nil, fmt.Errorf("rdma: get cm event: %w", ch.errno)
+		}
+		if ev := ch.dispatch(&ch.buf.Resp); ev != nil {
+			return ev, nil
+		}
+	}
+}
+
+// register gives id a uid on the channel.
+func (ch *EventChannel) register(id *ID) error {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.closed {
+		return errClosed
+	}
+	ch.nextUID++
+	id.uid = ch.nextUID
+	ch.ids[id.uid] = id
+	return nil
+}
+
+func (ch *EventChannel) unregister(id *ID) {
+	ch.mu.Lock()
+	delete(ch.ids, id.uid)
+	ch.mu.Unlock()
+}
+
+func (ch *EventChannel) lookup(uid uint64) *ID {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.ids[uid]
+}
+
+// dispatch finds the ids of an event and does what the event requires of
+// them; nil means the event is dropped.
+func (ch *EventChannel) dispatch(r *ucma.EventResp) *Event {
+	id := ch.lookup(r.UID)
+	if EventType(r.Event) == EventConnectRequest {
+		return ch.connectRequest(id, r)
+	}
+	if id == nil {
+		return nil // its id was closed after the kernel reported the event
+	}
+	raw := decodeEvent(r, id.qpType == ib.QPTypeUD)
+	ev := &Event{Type: raw.typ, Status: raw.status, ID: id, PrivateData: raw.data, Peer: raw.peer}
+	id.onEvent(ev)
+	id.delivered.Add(1)
+	return ev
+}
+
+// connectRequest makes the new id of an incoming connection.
+func (ch *EventChannel) connectRequest(listener *ID, r *ucma.EventResp) *Event {
+	if listener == nil {
+		// The listener was closed after the kernel reported the request:
+		// the new kernel id is nobody's.
+		ch.destroyHandle(r.ID)
+		return nil
+	}
+	raw := decodeEvent(r, listener.qpType == ib.QPTypeUD)
+	child := &ID{ch: ch, handle: r.ID, ps: listener.ps, qpType: listener.qpType,
+		initiatorDepth: raw.peer.InitiatorDepth, responderResources: raw.peer.ResponderResources}
+	if err := ch.register(child); err != nil {
+		ch.destroyHandle(r.ID)
+		return nil
+	}
+	if _, err := child.queryAddr(); err != nil {
+		// As librdmacm: an id that cannot be bound to its device is
+		// destroyed (the peer sees a reject) and the event skipped.
+		child.Close()
+		return nil
+	}
+	ev := &Event{Type: raw.typ, Status: raw.status, ID: child, Listen: listener, PrivateData: raw.data, Peer: raw.peer}
+	child.delivered.Add(1)
+	return ev
+}
+
+// destroyHandle destroys a kernel id that has no ID.
+func (ch *EventChannel) destroyHandle(h uint32) {
+	req := ucma.DestroyID{ID: h}
+	var resp ucma.DestroyIDResp
+	ch.write("destroy id", ucma.RDMA_USER_CM_CMD_DESTROY_ID, ucma.Bytes(&req), 0, ucma.Bytes(&resp))
+}
+
+// Close destroys every id still open on the channel (their QPs too) and
+// closes the file, which wakes every GetEvent. Safe to call more than
+// once.
+func (ch *EventChannel) Close() error {
+	ch.mu.Lock()
+	if ch.closed {
+		ch.mu.Unlock()
+		return nil
+	}
+	ids := make([]*ID, 0, len(ch.ids))
+	for _, id := range ch.ids {
+		ids = append(ids, id)
+	}
+	ch.mu.Unlock()
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, id.destroy())
+	}
+	ch.mu.Lock()
+	ch.closed = true
+	ch.mu.Unlock()
+	close(ch.done)
+	errs = append(errs, ch.fd.Close())
+	return errors.Join(errs...)
+}
