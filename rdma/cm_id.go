@@ -240,7 +240,13 @@ type ConnParam struct {
 // defaultConnParam is librdmacm's for a NULL conn_param.
 var defaultConnParam = ConnParam{ResponderResources: MaxResources, InitiatorDepth: MaxResources, RetryCount: 7, RNRRetryCount: 7}
 
-func (id *ID) connParam(op string, p *ConnParam, maxData int) (ucma.ConnParam, error) {
+// connParam is p as the kernel takes it; the private data may be maxRC
+// bytes long on an RC id, maxUD on a UD one.
+func (id *ID) connParam(op string, p *ConnParam, maxRC, maxUD int) (ucma.ConnParam, error) {
+	maxData := maxRC
+	if id.qpType == ib.QPTypeUD {
+		maxData = maxUD
+	}
 	if p == nil {
 		p = &defaultConnParam
 	}
@@ -288,11 +294,7 @@ func (id *ID) deviceMax() (resp, init uint8) {
 // Synchronous ids wait for ESTABLISHED.
 func (id *ID) Connect(ctx context.Context, param *ConnParam) error {
 	const op = "connect"
-	maxData := ucma.ConnectPrivateDataTCP
-	if id.qpType == ib.QPTypeUD {
-		maxData = ucma.ConnectPrivateDataUDP
-	}
-	c, err := id.connParam(op, param, maxData)
+	c, err := id.connParam(op, param, ucma.ConnectPrivateDataTCP, ucma.ConnectPrivateDataUDP)
 	if err != nil {
 		return err
 	}
@@ -323,11 +325,7 @@ func (id *ID) Connect(ctx context.Context, param *ConnParam) error {
 // for it); UD has none.
 func (id *ID) Accept(ctx context.Context, param *ConnParam) error {
 	const op = "accept"
-	maxData := ucma.AcceptPrivateDataTCP
-	if id.qpType == ib.QPTypeUD {
-		maxData = ucma.AcceptPrivateDataUDP
-	}
-	c, err := id.connParam(op, param, maxData)
+	c, err := id.connParam(op, param, ucma.AcceptPrivateDataTCP, ucma.AcceptPrivateDataUDP)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
-// Package rdma is librdmacm's rdma_get_devices / rdma_free_devices contract
-// in Go, without rdma-core.
+// Package rdma is librdmacm in Go, without rdma-core: its
+// rdma_get_devices / rdma_free_devices contract and its connection manager.
 //
 // GetDevices returns a slice the caller owns, holding one opened and
 // queried device per RDMA device (the device and every port queried, as
@@ -24,4 +24,24 @@
 //		attr, _ := d.Attr()
 //		fmt.Println(d.Name(), attr.PhysPortCount)
 //	}
+//
+// # Connection manager
+//
+// An EventChannel is an open /dev/infiniband/rdma_cm (found through RDMA
+// netlink, its ABI version checked); IDs are created on it, and the
+// events of all its ids come through GetEvent, which parks the goroutine
+// in the netpoller (a context ends the wait, Close wakes it). An ID binds
+// or resolves an address, which ties it to one of GetDevices' cached
+// devices (Device); CreateQP makes its QP on that device's context, and
+// Connect, Accept, Reject and Disconnect drive the connection, as
+// rdma_connect and friends do. The kernel chooses every QP attribute
+// (INIT_QP_ATTR); GetEvent completes an active connection when the reply
+// comes and reports it as ESTABLISHED. Event statuses are typed errors: a
+// unix.Errno, or for REJECTED a RejectReason (RejectInvalidServiceID when
+// nobody listens), which matches unix.ECONNREFUSED. Closing an id never
+// waits for its events to be acknowledged; Ack is accounting only.
+//
+// An id made by the package-level CreateID has a channel of its own and
+// is synchronous, as librdmacm's ids without a channel: ResolveAddr,
+// ResolveRoute, Connect and Accept return once their event has come.
 package rdma

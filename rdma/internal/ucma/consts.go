@@ -34,13 +34,8 @@ const (
 	RDMA_USER_CM_CMD_JOIN_MCAST    = 22
 )
 
-// Port spaces (enum rdma_ucm_port_space).
-const (
-	RDMA_PS_IPOIB = 0x0002
-	RDMA_PS_IB    = 0x013F
-	RDMA_PS_TCP   = 0x0106
-	RDMA_PS_UDP   = 0x0111
-)
+// Port spaces (enum rdma_ucm_port_space) are nldev's PortSpace
+// constants, which RDMA netlink reports with the same values.
 
 // QUERY options (RDMA_USER_CM_QUERY_*).
 const (
