@@ -67,13 +67,18 @@ func (ch *EventChannel) tryFetch(fd uintptr) bool {
 // write sends one command to the kernel; op names it in the error.
 func (ch *EventChannel) write(op string, cmd uint32, req []byte, respOff int, resp []byte) error {
 	err := ch.fd.Control(func(fd int) error { return ucma.Write(fd, cmd, req, respOff, resp) })
-	if err != nil {
-		if errors.Is(err, waitfd.ErrClosed) {
-			err = errClosed
-		}
-		return fmt.Errorf("rdma: %s: %w", op, err)
+	return ch.wrapErr(op, err)
+}
+
+// wrapErr names op in a command's error; nil stays nil.
+func (ch *EventChannel) wrapErr(op string, err error) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	if errors.Is(err, waitfd.ErrClosed) {
+		err = errClosed
+	}
+	return fmt.Errorf("rdma: %s: %w", op, err)
 }
 
 // GetEvent waits for the next event of any id on the channel and returns

@@ -127,6 +127,7 @@ func resolve(t *testing.T, ch *EventChannel, id *ID, dst netip.AddrPort) {
 
 // endpoint is a QP with its resources and one registered buffer.
 type endpoint struct {
+	pd  *uverbs.PD
 	qp  *uverbs.QP
 	cq  *uverbs.CQ
 	buf *membuf.Buffer
@@ -165,14 +166,18 @@ func newEndpoint(t *testing.T, id *ID) *endpoint {
 		t.Fatalf("CreateQP: %v", err)
 	}
 	t.Cleanup(func() { id.Close() }) // before the CQ and PD
-	if id.QP() != qp || qp.Type() != ib.QPTypeRC {
+	if id.QP() != qp || qp.Type() != id.QPType() {
 		t.Fatal("the id does not hold its QP")
 	}
-	st, err := qp.Query(uverbs.QPAttrState)
-	if err != nil || st.State != ib.QPStateInit {
-		t.Fatalf("a new id's QP is in %v (%v), want INIT", st.State, err)
+	want := ib.QPStateInit
+	if id.QPType() == ib.QPTypeUD {
+		want = ib.QPStateRTS
 	}
-	return &endpoint{qp: qp, cq: cq, buf: buf, mr: mr}
+	st, err := qp.Query(uverbs.QPAttrState)
+	if err != nil || st.State != want {
+		t.Fatalf("a new %v id's QP is in %v (%v), want %v", id.QPType(), st.State, err, want)
+	}
+	return &endpoint{pd: pd, qp: qp, cq: cq, buf: buf, mr: mr}
 }
 
 func (e *endpoint) postRecv(t *testing.T) {
@@ -217,7 +222,17 @@ func (e *endpoint) poll(t *testing.T) uverbs.WC {
 // address: both ends ESTABLISHED, each with a receive posted.
 func connectPair(t *testing.T, sch, cch *EventChannel, dst netip.AddrPort, data []byte) (srv, cli *ID, se, ce *endpoint) {
 	t.Helper()
+	return connectPairWith(t, sch, cch, dst, data, nil)
+}
+
+// connectPairWith is connectPair with prepare, when not nil, called on
+// the client's new id before it resolves.
+func connectPairWith(t *testing.T, sch, cch *EventChannel, dst netip.AddrPort, data []byte, prepare func(*ID)) (srv, cli *ID, se, ce *endpoint) {
+	t.Helper()
 	cli = newID(t, cch)
+	if prepare != nil {
+		prepare(cli)
+	}
 	resolve(t, cch, cli, dst)
 	ce = newEndpoint(t, cli)
 	ce.postRecv(t)

@@ -96,3 +96,24 @@ const QPAttrVerbsMask = 1<<21 - 1
 
 // RDMA_UDP_QKEY is the qkey the kernel gives UD ids of PS_UDP and PS_IB.
 const RDMA_UDP_QKEY = 0x01234567
+
+// SET_OPTION levels and names (RDMA_OPTION_* in rdma_user_cm.h).
+const (
+	RDMA_OPTION_ID             = 0
+	RDMA_OPTION_ID_TOS         = 0 // u8
+	RDMA_OPTION_ID_REUSEADDR   = 1 // int
+	RDMA_OPTION_ID_AFONLY      = 2 // int
+	RDMA_OPTION_ID_ACK_TIMEOUT = 3 // u8
+	RDMA_OPTION_IB             = 1
+	RDMA_OPTION_IB_PATH        = 1
+)
+
+// JOIN_MCAST join flags (enum rdma_ucm_join_mcast_flags).
+const (
+	RDMA_MC_JOIN_FLAG_FULLMEMBER          = 0
+	RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER = 1
+)
+
+// IB_EVENT_COMM_EST is the NOTIFY event that forces a passive
+// id's ESTABLISHED (enum ib_event_type IB_EVENT_COMM_EST).
+const IB_EVENT_COMM_EST = 4

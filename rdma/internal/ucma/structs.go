@@ -270,3 +270,26 @@ type EventResp struct {
 // MinEventResp is the smallest response buffer 6.x accepts for
 // GET_EVENT (the struct before ECE was added).
 const MinEventResp = 324
+
+// SetOption is struct rdma_ucm_set_option; OptVal points at OptLen bytes.
+type SetOption struct {
+	OptVal  uint64
+	ID      uint32
+	Level   uint32
+	OptName uint32
+	OptLen  uint32
+}
+
+// JoinMcast is struct rdma_ucm_join_mcast.
+type JoinMcast struct {
+	Response  uint64
+	UID       uint64
+	ID        uint32
+	AddrSize  uint16
+	JoinFlags uint16
+	Addr      SockaddrStorage
+}
+
+// CreateIDResp, DestroyIDResp and MigrateResp serve JOIN_MCAST (the mc
+// id) and LEAVE_MCAST (its events_reported) too: LEAVE_MCAST takes a
+// DestroyID whose ID is the mc id.

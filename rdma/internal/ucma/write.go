@@ -15,13 +15,29 @@ import (
 // (DESTROY_ID waits for running handlers), so it goes through the
 // scheduler; EINTR is retried.
 func Write(fd int, cmd uint32, req []byte, respOff int, resp []byte) error {
+	return write(fd, cmd, req, respOff, resp, true)
+}
+
+// WriteIn sends one command whose pointer field at ptrOff in req points
+// at data, which the kernel reads (SET_OPTION's optval). Like Write, the
+// frame and data are one heap allocation alive across the write.
+func WriteIn(fd int, cmd uint32, req []byte, ptrOff int, data []byte) error {
+	return write(fd, cmd, req, ptrOff, data, false)
+}
+
+func write(fd int, cmd uint32, req []byte, ptrOff int, buf []byte, out bool) error {
 	const hdr = int(unsafe.Sizeof(CmdHdr{}))
 	in := hdr + len(req)
-	frame := make([]byte, in+len(resp))
-	*(*CmdHdr)(unsafe.Pointer(&frame[0])) = CmdHdr{Cmd: cmd, In: uint16(len(req)), Out: uint16(len(resp))}
+	frame := make([]byte, in+len(buf))
+	h := CmdHdr{Cmd: cmd, In: uint16(len(req))}
+	if out {
+		h.Out = uint16(len(buf))
+	}
+	*(*CmdHdr)(unsafe.Pointer(&frame[0])) = h
 	copy(frame[hdr:], req)
-	if resp != nil {
-		*(*uint64)(unsafe.Pointer(&frame[hdr+respOff])) = uint64(uintptr(unsafe.Pointer(&frame[in])))
+	if buf != nil {
+		copy(frame[in:], buf)
+		*(*uint64)(unsafe.Pointer(&frame[hdr+ptrOff])) = uint64(uintptr(unsafe.Pointer(&frame[in])))
 	}
 	for {
 		n, err := unix.Write(fd, frame[:in])
@@ -35,7 +51,9 @@ func Write(fd int, cmd uint32, req []byte, respOff int, resp []byte) error {
 		if n != in {
 			return unix.EIO
 		}
-		copy(resp, frame[in:])
+		if out {
+			copy(buf, frame[in:])
+		}
 		return nil
 	}
 }
