@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -27,11 +28,15 @@ type EventChannel struct {
 	fetch func(uintptr) bool
 	errno unix.Errno
 
-	mu      sync.Mutex // guards ids, nextUID and closed
+	mu      sync.Mutex // guards ids, mcs and closed
 	ids     map[uint64]*ID
-	nextUID uint64
+	mcs     map[uint64]*Multicast // by uid too: a multicast's events carry its own
 	closed  bool
 }
+
+// nextUID numbers the ids and multicasts of every channel: an id keeps
+// its uid when it migrates to another channel (MigrateID).
+var nextUID atomic.Uint64
 
 // CreateEventChannel opens the rdma_cm device (found through RDMA
 // netlink, else sysfs; its ABI version checked) as a new event channel.
@@ -125,8 +130,9 @@ func (ch *EventChannel) register(id *ID) error {
 	if ch.closed {
 		return errClosed
 	}
-	ch.nextUID++
-	id.uid = ch.nextUID
+	if id.uid == 0 {
+		id.uid = nextUID.Add(1)
+	}
 	ch.ids[id.uid] = id
 	return nil
 }
@@ -150,11 +156,18 @@ func (ch *EventChannel) dispatch(r *ucma.EventResp) *Event {
 	if EventType(r.Event) == EventConnectRequest {
 		return ch.connectRequest(id, r)
 	}
+	var mc *Multicast
 	if id == nil {
-		return nil // its id was closed after the kernel reported the event
+		if mc = ch.lookupMC(r.UID); mc == nil {
+			return nil // its id was closed after the kernel reported the event
+		}
+		id = mc.id
 	}
 	raw := decodeEvent(r, id.qpType == ib.QPTypeUD)
-	ev := &Event{Type: raw.typ, Status: raw.status, ID: id, PrivateData: raw.data, Peer: raw.peer}
+	ev := &Event{Type: raw.typ, Status: raw.status, ID: id, Multicast: mc, PrivateData: raw.data, Peer: raw.peer}
+	if mc != nil && ev.Type == EventMulticastJoin {
+		mc.onJoin(ev)
+	}
 	id.onEvent(ev)
 	id.delivered.Add(1)
 	return ev

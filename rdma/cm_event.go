@@ -141,6 +141,10 @@ type Event struct {
 	ID     *ID
 	Listen *ID
 
+	// Multicast is the group of a MULTICAST_JOIN or MULTICAST_ERROR (ID
+	// is the id that joined it).
+	Multicast *Multicast
+
 	// PrivateData is the peer's private data. The kernel reports a fixed
 	// length per message (56 bytes for a REQ over IP, 196 for a REP, 148
 	// for a REJ...), zero-padded past what the peer sent.

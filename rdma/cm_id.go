@@ -41,8 +41,6 @@ type ID struct {
 	handle uint32 // the kernel's id
 	ps     PortSpace
 	qpType ib.QPType
-	sync   bool // librdmacm's synchronous id: its calls wait for their events
-	ownCh  bool // the channel is the id's own: Close closes it
 
 	// cmd is held (read) by every command on handle, and (write) by
 	// Close, which sets dead: no command can reach a kernel id number
@@ -50,12 +48,15 @@ type ID struct {
 	cmd  sync.RWMutex
 	dead bool
 
-	mu   sync.Mutex // guards what follows
-	list []*Device  // the GetDevices list that holds dev, freed on Close
-	dev  *Device
-	port uint8
-	qp   *uverbs.QP
-	srq  bool
+	mu    sync.Mutex // guards what follows
+	sync  bool       // librdmacm's synchronous id: its calls wait for their events
+	ownCh bool       // the channel is the id's own: Close closes it
+	list  []*Device  // the GetDevices list that holds dev, freed on Close
+	dev   *Device
+	port  uint8
+	qp    *uverbs.QP
+	srq   bool
+	mcs   []*Multicast // joined, not left
 
 	// The request's values on a passive id, capped on Accept.
 	initiatorDepth, responderResources uint8
@@ -95,7 +96,11 @@ func (id *ID) PortSpace() PortSpace { return id.ps }
 func (id *ID) QPType() ib.QPType { return id.qpType }
 
 // Channel is the channel the id's events come on.
-func (id *ID) Channel() *EventChannel { return id.ch }
+func (id *ID) Channel() *EventChannel {
+	id.cmd.RLock()
+	defer id.cmd.RUnlock()
+	return id.ch
+}
 
 // Handle is the kernel's number for the id (what RDMA netlink shows as
 // the cm_id's number is a different, kernel-internal one).
@@ -395,8 +400,11 @@ func (id *ID) Disconnect() error {
 // nothing of it). Safe to call more than once.
 func (id *ID) Close() error {
 	err := id.destroy()
-	if id.ownCh {
-		err = errors.Join(err, id.ch.Close())
+	id.mu.Lock()
+	own := id.ownCh
+	id.mu.Unlock()
+	if own {
+		err = errors.Join(err, id.Channel().Close())
 	}
 	return err
 }
@@ -409,9 +417,13 @@ func (id *ID) destroy() error {
 	}
 	id.dead = true
 	id.mu.Lock()
-	qp, list := id.qp, id.list
-	id.qp, id.list, id.dev = nil, nil, nil
+	qp, list, mcs := id.qp, id.list, id.mcs
+	id.qp, id.list, id.dev, id.mcs = nil, nil, nil, nil
 	id.mu.Unlock()
+	// DESTROY_ID leaves the id's groups; the QP's attachments go with it.
+	for _, m := range mcs {
+		id.ch.unregisterMC(m)
+	}
 	var errs []error
 	if qp != nil {
 		errs = append(errs, qp.Close())

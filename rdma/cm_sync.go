@@ -28,10 +28,13 @@ func CreateID(ps PortSpace, qpType ib.QPType) (*ID, error) {
 
 // await waits, on a synchronous id, for the event that ends op.
 func (id *ID) await(ctx context.Context, op string, want EventType) error {
-	if !id.sync {
+	id.mu.Lock()
+	sync := id.sync
+	id.mu.Unlock()
+	if !sync {
 		return nil
 	}
-	ev, err := id.ch.GetEvent(ctx)
+	ev, err := id.Channel().GetEvent(ctx)
 	if err != nil {
 		return fmt.Errorf("rdma: %s: %w", op, err)
 	}

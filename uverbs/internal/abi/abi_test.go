@@ -86,6 +86,8 @@ func TestSizes(t *testing.T) {
 		{"ib_uverbs_create_ah", CreateAh{}, 56, map[string]uintptr{"PdHandle": 16, "Attr": 24}},
 		{"ib_uverbs_create_ah_resp", CreateAhResp{}, 4, nil},
 		{"ib_uverbs_destroy_ah", DestroyAh{}, 4, nil},
+		{"ib_uverbs_attach_mcast", AttachMcast{}, 24, map[string]uintptr{"QpHandle": 16, "Mlid": 20}},
+		{"ib_uverbs_detach_mcast", DetachMcast{}, 24, map[string]uintptr{"QpHandle": 16, "Mlid": 20}},
 		{"ib_uverbs_async_event_desc", AsyncEventDesc{}, 16, map[string]uintptr{"EventType": 8}},
 		{"ib_uverbs_comp_event_desc", CompEventDesc{}, 8, nil},
 		{"mminfo", MmInfo{}, 16, map[string]uintptr{"Size": 8}},

@@ -543,3 +543,20 @@ type AsyncEventDesc struct {
 type CompEventDesc struct {
 	CqHandle uint64
 }
+
+// AttachMcast is struct ib_uverbs_attach_mcast (rdma/ib_user_verbs.h);
+// its driver_data[] is empty (the struct is 8-aligned: 24 bytes).
+type AttachMcast struct {
+	Gid      [16]uint8
+	QpHandle uint32
+	Mlid     uint16
+	Reserved uint16
+}
+
+// DetachMcast is struct ib_uverbs_detach_mcast (rdma/ib_user_verbs.h).
+type DetachMcast struct {
+	Gid      [16]uint8
+	QpHandle uint32
+	Mlid     uint16
+	Reserved uint16
+}
