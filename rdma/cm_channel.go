@@ -28,10 +28,10 @@ type EventChannel struct {
 	fetch func(uintptr) bool
 	errno unix.Errno
 
-	mu      sync.Mutex // guards ids, mcs and closed
-	ids     map[uint64]*ID
-	mcs     map[uint64]*Multicast // by uid too: a multicast's events carry its own
-	closed  bool
+	mu     sync.Mutex // guards ids, mcs and closed
+	ids    map[uint64]*ID
+	mcs    map[uint64]*Multicast // by uid too: a multicast's events carry its own
+	closed bool
 }
 
 // nextUID numbers the ids and multicasts of every channel: an id keeps

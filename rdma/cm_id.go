@@ -58,6 +58,15 @@ type ID struct {
 	srq   bool
 	mcs   []*Multicast // joined, not left
 
+	// Endpoints (cm_ep.go): what the id made for its QP and frees after
+	// it, a listener's options for its requests' QPs, and a request's
+	// parameters.
+	epPD     *uverbs.PD
+	epCQ     *uverbs.CQ
+	epOpts   *EPOptions
+	peer     PeerParam
+	peerData []byte
+
 	// The request's values on a passive id, capped on Accept.
 	initiatorDepth, responderResources uint8
 
@@ -417,8 +426,8 @@ func (id *ID) destroy() error {
 	}
 	id.dead = true
 	id.mu.Lock()
-	qp, list, mcs := id.qp, id.list, id.mcs
-	id.qp, id.list, id.dev, id.mcs = nil, nil, nil, nil
+	qp, list, mcs, pd, cq := id.qp, id.list, id.mcs, id.epPD, id.epCQ
+	id.qp, id.list, id.dev, id.mcs, id.epPD, id.epCQ = nil, nil, nil, nil, nil, nil
 	id.mu.Unlock()
 	// DESTROY_ID leaves the id's groups; the QP's attachments go with it.
 	for _, m := range mcs {
@@ -427,6 +436,9 @@ func (id *ID) destroy() error {
 	var errs []error
 	if qp != nil {
 		errs = append(errs, qp.Close())
+	}
+	if cq != nil {
+		errs = append(errs, cq.Close(), pd.Close())
 	}
 	req := ucma.DestroyID{ID: id.handle}
 	var resp ucma.DestroyIDResp

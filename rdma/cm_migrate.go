@@ -1,0 +1,87 @@
+package rdma
+
+import (
+	"fmt"
+
+	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
+)
+
+// Migrate moves the id, its events not yet read and its multicast
+// groups to channel ch (rdma_migrate_id); a nil ch gives the id a channel
+// of its own and makes it synchronous (see CreateID). Afterwards its
+// events come on ch only. Events GetEvent already returned stay valid. A
+// synchronous id's own old channel is closed. Migrating to the id's own
+// channel does nothing.
+func (id *ID) Migrate(ch *EventChannel) error {
+	const op = "migrate id"
+	own := ch == nil
+	if own {
+		var err error
+		if ch, err = CreateEventChannel(); err != nil {
+			return fmt.Errorf("rdma: %s: %w", op, err)
+		}
+	}
+	old, err := id.migrate(op, ch)
+	if err != nil {
+		if own {
+			ch.Close()
+		}
+		return err
+	}
+	id.mu.Lock()
+	wasOwn := id.ownCh
+	id.sync, id.ownCh = own, own
+	id.mu.Unlock()
+	if wasOwn && old != ch {
+		return old.Close()
+	}
+	return nil
+}
+
+// migrate moves the id to ch under the id's command lock: no command can
+// go to the old channel meanwhile. It returns the old channel.
+func (id *ID) migrate(op string, ch *EventChannel) (*EventChannel, error) {
+	id.cmd.Lock()
+	defer id.cmd.Unlock()
+	old := id.ch
+	if id.dead {
+		return old, fmt.Errorf("rdma: %s: %w", op, errClosed)
+	}
+	if old == ch {
+		return old, nil
+	}
+	// The new channel knows the id (and its groups) before the kernel
+	// moves its events there; the kernel keeps their uids.
+	if err := ch.register(id); err != nil {
+		return old, fmt.Errorf("rdma: %s: %w", op, err)
+	}
+	id.mu.Lock()
+	mcs := append([]*Multicast(nil), id.mcs...)
+	id.mu.Unlock()
+	for _, m := range mcs {
+		if err := ch.registerMC(m); err != nil {
+			id.unmigrate(ch, mcs)
+			return old, fmt.Errorf("rdma: %s: %w", op, err)
+		}
+	}
+	req := ucma.MigrateID{ID: id.handle, FD: uint32(old.FD())}
+	var resp ucma.MigrateResp
+	if err := ch.write(op, ucma.RDMA_USER_CM_CMD_MIGRATE_ID, ucma.Bytes(&req), 0, ucma.Bytes(&resp)); err != nil {
+		id.unmigrate(ch, mcs)
+		return old, err
+	}
+	old.unregister(id)
+	for _, m := range mcs {
+		old.unregisterMC(m)
+	}
+	id.ch = ch
+	return old, nil
+}
+
+// unmigrate undoes migrate's registrations on ch.
+func (id *ID) unmigrate(ch *EventChannel, mcs []*Multicast) {
+	ch.unregister(id)
+	for _, m := range mcs {
+		ch.unregisterMC(m)
+	}
+}
