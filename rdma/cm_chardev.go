@@ -26,30 +26,45 @@ var rdmaCM struct {
 // falling back on sysfs, as librdmacm does, and checks its ABI version.
 func findRdmaCM() (string, error) {
 	rdmaCM.once.Do(func() {
-		rdmaCM.path, rdmaCM.abi, rdmaCM.err = lookupRdmaCM()
-		if rdmaCM.err == nil && (rdmaCM.abi < ucma.MinABIVersion || rdmaCM.abi > ucma.ABIVersion) {
-			rdmaCM.err = fmt.Errorf("rdma: the kernel's rdma_cm speaks ABI version %d; this package speaks %d to %d: %w",
-				rdmaCM.abi, ucma.MinABIVersion, ucma.ABIVersion, ErrNotSupported)
-		}
+		rdmaCM.path, rdmaCM.abi, rdmaCM.err = lookupRdmaCM(netlinkRdmaCM, sysfsRdmaCM)
 	})
 	return rdmaCM.path, rdmaCM.err
 }
 
-func lookupRdmaCM() (string, uint64, error) {
-	if c, err := nldev.Dial(); err == nil {
-		ch, err := c.RdmaCMChardev()
-		c.Close()
-		if err == nil {
-			return ch.Path(), ch.ABI, nil
+// sysfsRdmaCM is where the misc device's ABI version shows when
+// rdma_ucm is loaded.
+const sysfsRdmaCM = "/sys/class/misc/rdma_cm/abi_version"
+
+func netlinkRdmaCM() (string, uint64, error) {
+	c, err := nldev.Dial()
+	if err != nil {
+		return "", 0, err
+	}
+	defer c.Close()
+	ch, err := c.RdmaCMChardev()
+	if err != nil {
+		return "", 0, err
+	}
+	return ch.Path(), ch.ABI, nil
+}
+
+// lookupRdmaCM finds the device through netlink, else through the sysfs
+// file, and checks its ABI version.
+func lookupRdmaCM(netlink func() (string, uint64, error), sysfs string) (string, uint64, error) {
+	path, abi, err := netlink()
+	if err != nil {
+		b, err := os.ReadFile(sysfs)
+		if err != nil {
+			return "", 0, fmt.Errorf("rdma: find the rdma_cm device: neither RDMA netlink nor sysfs knows it (is rdma_ucm loaded?): %w", err)
 		}
+		if abi, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32); err != nil {
+			return "", 0, fmt.Errorf("rdma: rdma_cm abi_version %q: %w", b, unix.EPROTO)
+		}
+		path = "/dev/infiniband/rdma_cm"
 	}
-	b, err := os.ReadFile("/sys/class/misc/rdma_cm/abi_version")
-	if err != nil {
-		return "", 0, fmt.Errorf("rdma: find the rdma_cm device: neither RDMA netlink nor sysfs knows it (is rdma_ucm loaded?): %w", err)
+	if abi < ucma.MinABIVersion || abi > ucma.ABIVersion {
+		return "", 0, fmt.Errorf("rdma: the kernel's rdma_cm speaks ABI version %d; this package speaks %d to %d: %w",
+			abi, ucma.MinABIVersion, ucma.ABIVersion, ErrNotSupported)
 	}
-	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32)
-	if err != nil {
-		return "", 0, fmt.Errorf("rdma: rdma_cm abi_version %q: %w", b, unix.EPROTO)
-	}
-	return "/dev/infiniband/rdma_cm", v, nil
+	return path, abi, nil
 }
