@@ -3,13 +3,51 @@ package rdma
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/netip"
+	"os"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
+
+// checkNoLeaks registers, before the test's own, the cleanup that runs
+// after all of them: the fds and goroutines the test made, and its
+// kernel cm_ids on device dev (unless dev is nil), must be gone.
+func checkNoLeaks(t *testing.T, dev *uint32) {
+	t.Helper()
+	FreeDevices(mustGetDevices(t)) // the device cache's contexts are opened once per process
+	nl, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() (fds, goroutines, cmids int) {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		if dev != nil {
+			ids, err := nl.CMIDs(*dev)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("cm_ids: %v", err)
+			}
+			cmids = len(ids)
+		}
+		return len(ents), runtime.NumGoroutine(), cmids
+	}
+	f0, g0, c0 := count()
+	t.Cleanup(func() {
+		defer nl.Close()
+		f, g, c := count()
+		for deadline := time.Now().Add(20 * time.Second); f > f0 || g > g0 || c > c0; f, g, c = count() {
+			if time.Now().After(deadline) {
+				t.Fatalf("left behind: fds %d→%d, goroutines %d→%d, cm_ids %d→%d", f0, f, g0, g, c0, c)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}
 
 // TestIntegrationCMBacklog: a listener with backlog 1 and two requests
 // nobody reads. What the kernel does: the queued CONNECT_REQUEST holds
@@ -18,7 +56,8 @@ import (
 // client hears nothing; once the first request is read the slot is free
 // and the second client's retried REQ comes as a CONNECT_REQUEST.
 func TestIntegrationCMBacklog(t *testing.T) {
-	addr, _ := rxeAddr(t)
+	addr, dev := rxeAddr(t)
+	checkNoLeaks(t, &dev)
 	sch, cch1, cch2 := newChannel(t), newChannel(t), newChannel(t)
 	l := newID(t, sch)
 	if err := l.Bind(netip.AddrPortFrom(addr, 0)); err != nil {
@@ -69,7 +108,8 @@ func TestIntegrationCMBacklog(t *testing.T) {
 // connection; the client gets DISCONNECTED, its QP is in the error
 // state, and it disconnects and closes cleanly.
 func TestIntegrationCMPeerExit(t *testing.T) {
-	addr, _ := rxeAddr(t)
+	addr, dev := rxeAddr(t)
+	checkNoLeaks(t, &dev)
 	sch, cch := newChannel(t), newChannel(t)
 	_, dst := listen(t, sch, addr)
 	srv, cli, _, ce := connectPair(t, sch, cch, dst, nil)

@@ -91,21 +91,20 @@ func (e *endpoint) postRecvs(t *testing.T, n int) {
 	}
 }
 
-// TestIntegrationCMUcmatoseServer: our client against `ucmatose -b`.
-func TestIntegrationCMUcmatoseServer(t *testing.T) {
-	addr, _ := rxeAddr(t)
-	wait := startUcmatose(t, "-b", addr.String())
-	ch := newChannel(t)
-	dst := netip.AddrPortFrom(addr, ucmatosePort)
-	var cli *ID
-	var ce *endpoint
-	// Until ucmatose listens, connecting is rejected (invalid service ID).
+// dialUntilListening connects a new id (made by newID) to a tool that
+// starts listening some time after it was started: an event notYet
+// accepts means it does not listen yet, and the dial is tried again. Each
+// try's endpoint has recvs receives posted before it connects. It returns
+// the connected id, its endpoint and its ESTABLISHED event.
+func dialUntilListening(t *testing.T, ch *EventChannel, newID func(*testing.T, *EventChannel) *ID, dst netip.AddrPort,
+	recvs int, param *ConnParam, notYet func(*Event) bool) (*ID, *endpoint, *Event) {
+	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); ; {
-		cli = newID(t, ch)
+		cli := newID(t, ch)
 		resolve(t, ch, cli, dst)
-		ce = newEndpoint(t, cli)
-		ce.postRecvs(t, ucmatoseCount)
-		if err := cli.Connect(context.Background(), &ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 5, RNRRetryCount: 7}); err != nil {
+		ce := newEndpoint(t, cli)
+		ce.postRecvs(t, recvs)
+		if err := cli.Connect(context.Background(), param); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -116,14 +115,26 @@ func TestIntegrationCMUcmatoseServer(t *testing.T) {
 		}
 		ev.Ack()
 		if ev.Type == EventEstablished {
-			break
+			return cli, ce, ev
 		}
-		if ev.Type != EventRejected || !errors.Is(ev.Status, RejectInvalidServiceID) || time.Now().After(deadline) {
-			t.Fatalf("connecting to ucmatose: %v %v", ev.Type, ev.Status)
+		if !notYet(ev) || time.Now().After(deadline) {
+			t.Fatalf("connecting to %v: %v %v", dst, ev.Type, ev.Status)
 		}
 		cli.Close()
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestIntegrationCMUcmatoseServer: our client against `ucmatose -b`.
+func TestIntegrationCMUcmatoseServer(t *testing.T) {
+	addr, _ := rxeAddr(t)
+	wait := startUcmatose(t, "-b", addr.String())
+	ch := newChannel(t)
+	dst := netip.AddrPortFrom(addr, ucmatosePort)
+	// Until ucmatose listens, connecting is rejected (invalid service ID).
+	cli, ce, _ := dialUntilListening(t, ch, newID, dst, ucmatoseCount,
+		&ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 5, RNRRetryCount: 7},
+		func(ev *Event) bool { return ev.Type == EventRejected && errors.Is(ev.Status, RejectInvalidServiceID) })
 	ce.exchange(t, false)
 	next(t, ch, EventDisconnected) // ucmatose's server disconnects
 	if err := cli.Disconnect(); err != nil {

@@ -144,38 +144,11 @@ func TestIntegrationCMUdaddyServer(t *testing.T) {
 
 	ch := newChannel(t)
 	dst := netip.AddrPortFrom(addr, port)
-	var ce *endpoint
-	var est *Event
 	// Until udaddy listens, the SIDR request finds nobody (status 1).
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		cli := newUDID(t, ch)
-		resolve(t, ch, cli, dst)
-		ce = newEndpoint(t, cli)
-		for i := range count {
-			if err := ce.qp.PostRecv(&uverbs.RecvWR{ID: uint64(i), SGE: []uverbs.SGE{{Addr: ce.buf.Addr(2048 + 512*i), Length: 512, LKey: ce.mr.LKey()}}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := cli.Connect(context.Background(), nil); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		ev, err := ch.GetEvent(ctx)
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev.Ack()
-		if ev.Type == EventEstablished {
-			est = ev
-			break
-		}
-		if ev.Type != EventUnreachable || time.Now().After(deadline) {
-			t.Fatalf("connecting to udaddy: %v %v\n%s", ev.Type, ev.Status, out.String())
-		}
-		cli.Close()
-		time.Sleep(200 * time.Millisecond)
-	}
+	_, ce, est := dialUntilListening(t, ch, newUDID, dst, count, nil, func(ev *Event) bool {
+		var st SIDRStatus
+		return ev.Type == EventUnreachable && errors.As(ev.Status, &st) && st == 1
+	})
 	for range count {
 		ce.sendUD(t, est.Peer, strings.Repeat("u", size))
 	}
