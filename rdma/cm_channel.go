@@ -56,7 +56,7 @@ func CreateEventChannel() (*EventChannel, error) {
 		return nil, fmt.Errorf("rdma: create event channel: %w", err)
 	}
 	ch := &EventChannel{fd: fd, turn: make(chan struct{}, 1), done: make(chan struct{}), buf: ucma.NewEventBuf(),
-		ids: make(map[uint64]*ID)}
+		ids: make(map[uint64]*ID), mcs: make(map[uint64]*Multicast)}
 	ch.fetch = ch.tryFetch
 	return ch, nil
 }
@@ -123,30 +123,40 @@ func (ch *EventChannel) GetEvent(ctx context.Context) (*Event, error) {
 	}
 }
 
-// register gives id a uid on the channel.
-func (ch *EventChannel) register(id *ID) error {
+// register gives id a uid, if it has none, and puts it in the channel's
+// table.
+func (ch *EventChannel) register(id *ID) error { return enroll(ch, ch.ids, &id.uid, id) }
+
+func (ch *EventChannel) unregister(id *ID) { forget(ch, ch.ids, id.uid) }
+
+func (ch *EventChannel) lookup(uid uint64) *ID { return find(ch, ch.ids, uid) }
+
+// enroll numbers *uid from the process-wide sequence, if zero, and puts v
+// in table (the channel's ids or multicasts) under it, unless the channel
+// is closed.
+func enroll[T any](ch *EventChannel, table map[uint64]T, uid *uint64, v T) error {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	if ch.closed {
 		return errClosed
 	}
-	if id.uid == 0 {
-		id.uid = nextUID.Add(1)
+	if *uid == 0 {
+		*uid = nextUID.Add(1)
 	}
-	ch.ids[id.uid] = id
+	table[*uid] = v
 	return nil
 }
 
-func (ch *EventChannel) unregister(id *ID) {
+func forget[T any](ch *EventChannel, table map[uint64]T, uid uint64) {
 	ch.mu.Lock()
-	delete(ch.ids, id.uid)
+	delete(table, uid)
 	ch.mu.Unlock()
 }
 
-func (ch *EventChannel) lookup(uid uint64) *ID {
+func find[T any](ch *EventChannel, table map[uint64]T, uid uint64) T {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	return ch.ids[uid]
+	return table[uid]
 }
 
 // dispatch finds the ids of an event and does what the event requires of

@@ -131,31 +131,9 @@ func (m *Multicast) Leave() error {
 	return errors.Join(errs...)
 }
 
-// registerMC gives m a uid on the channel, from the ids' sequence.
-func (ch *EventChannel) registerMC(m *Multicast) error {
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
-	if ch.closed {
-		return errClosed
-	}
-	if m.uid == 0 {
-		m.uid = nextUID.Add(1)
-	}
-	if ch.mcs == nil {
-		ch.mcs = make(map[uint64]*Multicast)
-	}
-	ch.mcs[m.uid] = m
-	return nil
-}
+// registerMC gives m a uid, from the ids' sequence, on the channel.
+func (ch *EventChannel) registerMC(m *Multicast) error { return enroll(ch, ch.mcs, &m.uid, m) }
 
-func (ch *EventChannel) unregisterMC(m *Multicast) {
-	ch.mu.Lock()
-	delete(ch.mcs, m.uid)
-	ch.mu.Unlock()
-}
+func (ch *EventChannel) unregisterMC(m *Multicast) { forget(ch, ch.mcs, m.uid) }
 
-func (ch *EventChannel) lookupMC(uid uint64) *Multicast {
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
-	return ch.mcs[uid]
-}
+func (ch *EventChannel) lookupMC(uid uint64) *Multicast { return find(ch, ch.mcs, uid) }

@@ -44,4 +44,13 @@
 // An id made by the package-level CreateID has a channel of its own and
 // is synchronous, as librdmacm's ids without a channel: ResolveAddr,
 // ResolveRoute, Connect and Accept return once their event has come.
+// Migrate moves an id to another channel (or one of its own). CreateEP,
+// DialEP, ListenEP and GetRequest are librdmacm's rdma_create_ep and
+// rdma_get_request: synchronous ids that come with their PD, CQ and QP.
+//
+// SetOption sets the id options (TOS, REUSEADDR, AFONLY, ACK_TIMEOUT);
+// Notify forwards a QP's COMM_EST. UD ids (PortSpaceUDP) connect over
+// SIDR: the active side's ESTABLISHED carries the peer's QP number, qkey
+// and address handle attributes (Event.Peer). JoinMulticast joins a group
+// and attaches the id's QP when MULTICAST_JOIN comes.
 package rdma
