@@ -1,0 +1,55 @@
+package cmatose
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/rdma"
+)
+
+// TestParse: cmatose's options (outputs checked against rdma-core's v44
+// ucmatose).
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{[]string{"-x"}, 1, fmt.Sprintf(usageFormat, "ucmatose"), "ucmatose: invalid option -- 'x'\n"},
+		{[]string{"-s"}, 1, fmt.Sprintf(usageFormat, "ucmatose"), "ucmatose: option requires an argument -- 's'\n"},
+		{[]string{"-f", "bogus", "-P", "udp", "-s", "h", "-c", "4", "-C", "0x10", "-S", "64", "-t", "0x20", "-a", "14", "-p", "99", "-m"}, 0, "",
+			"Warning: unknown address format\nWarning: unknown port space format\n"},
+		{[]string{"-fIPv6", "-Pib", "-bA"}, 0, "", ""},
+	} {
+		var so, se bytes.Buffer
+		c, err := parse("ucmatose", &so, &se, tc.args)
+		var ee *cmnode.ExitError
+		code := 0
+		if errors.As(err, &ee) {
+			code = ee.Code
+		} else if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if code != tc.code || so.String() != tc.stdout || se.String() != tc.stderr {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", tc.args, code, so.String(), se.String())
+		}
+		if code != 0 {
+			continue
+		}
+		switch tc.args[0] {
+		case "-f":
+			// atoi stops at the x of 0x10; -t and -a take base 0.
+			if c.dst != "h" || c.connections != 4 || c.count != 0 || c.size != 64 || !c.setTOS || c.tos != 0x20 ||
+				!c.setTimeout || c.ackTimeout != 14 || c.port != "99" || !c.migrate || c.numeric || c.ps != rdma.PortSpaceTCP {
+				t.Errorf("%q: %+v", tc.args, c)
+			}
+		default:
+			if !c.numeric || c.gid || c.ps != rdma.PortSpaceIB || c.src != "A" || c.connections != 1 || c.count != 10 || c.size != 100 || c.port != "7471" {
+				t.Errorf("%q: %+v", tc.args, c)
+			}
+		}
+	}
+}

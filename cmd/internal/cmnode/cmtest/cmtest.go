@@ -1,0 +1,181 @@
+// Package cmtest holds what the rdmacm-utils drop-ins' VM tests share:
+// the rxe address both ends use, a wait for a listener, and a runner
+// for either side (ours in-process, or rdma-core's program).
+package cmtest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/nldev"
+)
+
+// RxeAddr is the IPv4 address of the first RDMA device's netdev and
+// the device's index: both ends of a test use it (one rxe device loops
+// its own traffic; two in one namespace do not reach each other).
+func RxeAddr(t testing.TB) (netip.Addr, uint32) {
+	t.Helper()
+	testenv.RequireRDMA(t)
+	c, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	devs, err := c.Devices()
+	if err != nil || len(devs) == 0 {
+		t.Fatalf("devices: %v %v", devs, err)
+	}
+	ports, err := c.Ports(devs[0].Index)
+	if err != nil || len(ports) == 0 {
+		t.Fatalf("ports of %s: %v", devs[0].Name, err)
+	}
+	ifi, err := net.InterfaceByIndex(int(ports[0].NetdevIndex))
+	if err != nil {
+		t.Fatalf("%s's netdev %d: %v", devs[0].Name, ports[0].NetdevIndex, err)
+	}
+	addrs, _ := ifi.Addrs()
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() {
+			return p.Addr(), devs[0].Index
+		}
+	}
+	testenv.Skip(t, "%s (%s) has no IPv4 address", ifi.Name, devs[0].Name)
+	return netip.Addr{}, 0
+}
+
+// WaitListen waits until an rdma_cm id of dev listens on addr.
+func WaitListen(dev uint32, addr netip.AddrPort, d time.Duration) error {
+	c, err := nldev.Dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		ids, err := c.CMIDs(dev)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if id.State == nldev.CMListen && id.SrcAddr == addr {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("nothing listens on %v after %v", addr, d)
+}
+
+var nextPort atomic.Int32
+
+func init() { nextPort.Store(20000) }
+
+// Port is a port no other test of the process uses.
+func Port() uint16 { return uint16(nextPort.Add(1)) }
+
+// MainFunc is an engine's Main.
+type MainFunc func(stdout, stderr io.Writer, args []string) error
+
+// Side is one end: ours in-process (Main), or rdma-core's program.
+type Side struct {
+	Name   string
+	Main   MainFunc // ours
+	Oracle string   // rdma-core's path
+}
+
+func (s Side) String() string { return s.Name }
+
+// Result is how one side ended.
+type Result struct {
+	Stdout, Stderr string
+	Code           int // exit status
+	Err            error
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("exit %d (%v)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Err, r.Stdout, r.Stderr)
+}
+
+// Start runs the side with args and returns a function that waits
+// (at most limit) for its end.
+func (s Side) Start(args []string, limit time.Duration) func() Result {
+	done := make(chan Result, 1)
+	if s.Main != nil {
+		so, se := &syncBuf{}, &syncBuf{}
+		go func() {
+			err := s.Main(so, se, args)
+			r := Result{Err: err}
+			var ee *cmnode.ExitError
+			if errors.As(err, &ee) {
+				r.Code = ee.Code & 0xff
+			} else if err != nil {
+				r.Code = 1
+			}
+			r.Stdout, r.Stderr = so.String(), se.String()
+			done <- r
+		}()
+		return func() Result {
+			select {
+			case r := <-done:
+				return r
+			case <-time.After(limit):
+				return Result{Stdout: so.String(), Stderr: se.String(), Code: -1, Err: fmt.Errorf("ours: no end after %v", limit)}
+			}
+		}
+	}
+	var out, errb bytes.Buffer
+	cmd := exec.Command(s.Oracle, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		done <- Result{Code: -1, Err: err}
+	} else {
+		go func() {
+			err := cmd.Wait()
+			r := Result{Stdout: out.String(), Stderr: errb.String(), Err: err}
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				r.Code = ee.ExitCode()
+			}
+			done <- r
+		}()
+	}
+	return func() Result {
+		select {
+		case r := <-done:
+			return r
+		case <-time.After(limit):
+			cmd.Process.Kill()
+			r := <-done
+			r.Code, r.Err = -1, fmt.Errorf("%s %s: no end after %v", s.Oracle, strings.Join(args, " "), limit)
+			return r
+		}
+	}
+}
+
+// syncBuf is a bytes.Buffer several goroutines may write.
+type syncBuf struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuf) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,6 @@
+// Package cmnode is what the rdmacm-utils drop-ins (rping, ucmatose)
+// share: C-style exit statuses, address lookup with getaddrinfo's
+// failure texts, the C value of an event's status, and a connection's
+// verbs resources (PD, CQs, registered buffers, the id's QP) with one
+// Close.
+package cmnode

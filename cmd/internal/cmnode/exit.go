@@ -1,0 +1,29 @@
+package cmnode
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// ExitError ends a command with a C program's exit status: what the
+// program printed has been printed already.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code&0xff) }
+
+// Exit is main's end: nil exits 0, an ExitError with its status (as
+// the C program's int return, truncated to 8 bits by the kernel), any
+// other error is printed on stderr and exits 1.
+func Exit(stderr io.Writer, err error) {
+	if err == nil {
+		os.Exit(0)
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.Code & 0xff)
+	}
+	fmt.Fprintln(stderr, err)
+	os.Exit(1)
+}
