@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/rdma"
 	"github.com/rdmastack/rdmastack/uverbs"
 	"github.com/rdmastack/rdmastack/uverbs/membuf"
@@ -17,6 +18,12 @@ type NodeConfig struct {
 	CompChannel bool // the CQs report to a completion channel (armed once)
 	Cap         uverbs.QPCap
 	SigAll      bool
+
+	// OwnQP creates the QP on the PD rather than through the id (rping
+	// -q): it is moved to INIT on the id's port with no remote access,
+	// and the application moves it on (InitQPAttr) and tells the id its
+	// number. Close destroys it before the id.
+	OwnQP bool
 }
 
 // Node is one connection's verbs resources on its id's device: a PD,
@@ -30,6 +37,7 @@ type Node struct {
 	RecvCQ *uverbs.CQ // SendCQ when not split
 	QP     *uverbs.QP
 
+	own  bool // QP is ours, not the id's
 	bufs []*membuf.Buffer
 	mrs  []*membuf.MR
 }
@@ -75,9 +83,20 @@ func NewNode(id *rdma.ID, cfg NodeConfig) (_ *Node, err error) {
 			}
 		}
 	}
-	n.QP, err = id.CreateQP(n.PD, uverbs.QPInit{SendCQ: n.SendCQ, RecvCQ: n.RecvCQ, Cap: cfg.Cap, SQSigAll: cfg.SigAll})
-	if err != nil {
-		return nil, err
+	init := uverbs.QPInit{Type: ib.QPTypeRC, SendCQ: n.SendCQ, RecvCQ: n.RecvCQ, Cap: cfg.Cap, SQSigAll: cfg.SigAll}
+	if !cfg.OwnQP {
+		if n.QP, err = id.CreateQP(n.PD, init); err != nil {
+			return nil, err
+		}
+		return n, nil
+	}
+	if n.QP, err = n.PD.CreateQP(init); err != nil {
+		return nil, fmt.Errorf("create qp: %w", err)
+	}
+	n.own = true
+	attr := &uverbs.QPAttr{State: ib.QPStateInit, PKeyIndex: 0, Port: uint8(id.Port())}
+	if err := n.QP.Modify(attr, uverbs.QPAttrState|uverbs.QPAttrPKeyIndex|uverbs.QPAttrPort|uverbs.QPAttrAccessFlags); err != nil {
+		return nil, fmt.Errorf("modify qp: %w", err)
 	}
 	return n, nil
 }
@@ -142,12 +161,31 @@ func (n *Node) Wait(ctx context.Context, cq *uverbs.CQ) (uverbs.WC, error) {
 
 // Close destroys the QP and the id, then the verbs resources.
 func (n *Node) Close() error {
-	err := n.ID.Close()
-	return errors.Join(err, n.release())
+	var errs []error
+	if n.own && n.QP != nil {
+		errs = append(errs, n.QP.Close())
+		n.QP = nil
+	}
+	errs = append(errs, n.ID.Close())
+	return errors.Join(append(errs, n.release())...)
+}
+
+// Modify moves an own QP (OwnQP) to state with the attributes the
+// connection manager gives (rdma_init_qp_attr + ibv_modify_qp).
+func (n *Node) Modify(state ib.QPState) error {
+	attr, mask, err := n.ID.InitQPAttr(state)
+	if err != nil {
+		return err
+	}
+	return n.QP.Modify(attr, mask)
 }
 
 func (n *Node) release() error {
 	var errs []error
+	if n.own && n.QP != nil {
+		errs = append(errs, n.QP.Close())
+		n.QP = nil
+	}
 	for _, mr := range n.mrs {
 		errs = append(errs, mr.Close())
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/rdma"
 	"github.com/rdmastack/rdmastack/uverbs"
 	"github.com/rdmastack/rdmastack/uverbs/membuf"
@@ -85,10 +86,14 @@ func (cn *conn) state() int {
 // receive.
 func (cn *conn) setup(client bool) int {
 	r := cn.r
-	node, err := cmnode.NewNode(cn.id, cmnode.NodeConfig{CQE: 2 * 16, CompChannel: true,
+	node, err := cmnode.NewNode(cn.id, cmnode.NodeConfig{CQE: 2 * 16, CompChannel: true, OwnQP: r.cfg.selfQP,
 		Cap: uverbs.QPCap{MaxSendWR: 16, MaxRecvWR: 2, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	if err != nil {
-		r.printf(r.stderr, "%s\n", cmnode.Perror("rdma_create_qp", err))
+		what := "rdma_create_qp"
+		if r.cfg.selfQP {
+			what = "ibv_create_qp"
+		}
+		r.printf(r.stderr, "%s\n", cmnode.Perror(what, err))
 		r.printf(r.stderr, "setup_qp failed: %d\n", -1)
 		return -1
 	}
@@ -212,7 +217,15 @@ func (cn *conn) serve(persistent bool) int {
 		return ret
 	}
 	r.debugf("accepting client connection request\n")
-	if err := cn.id.Accept(context.Background(), nil); err != nil {
+	var param *rdma.ConnParam
+	if r.cfg.selfQP {
+		if err := cn.selfModify(); err != nil {
+			r.printf(r.stderr, "connect error %d\n", -1)
+			return -1
+		}
+		param = cn.connParam()
+	}
+	if err := cn.id.Accept(context.Background(), param); err != nil {
 		r.printf(r.stderr, "%s\n", cmnode.Perror("rdma_accept", err))
 		r.printf(r.stderr, "connect error %d\n", -1)
 		return -1
@@ -226,7 +239,7 @@ func (cn *conn) serve(persistent bool) int {
 	if ret != 0 && !persistent {
 		r.fail(fmt.Sprintf("rping server failed: %d", ret))
 	}
-	cn.id.Disconnect()
+	cn.disconnectQP()
 	return ret
 }
 
@@ -301,8 +314,7 @@ func (cn *conn) runClient() int {
 	if ret := cn.setup(true); ret != 0 {
 		return ret
 	}
-	param := &rdma.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7}
-	if err := cn.id.Connect(context.Background(), param); err != nil {
+	if err := cn.id.Connect(context.Background(), cn.connParam()); err != nil {
 		r.printf(r.stderr, "%s\n", cmnode.Perror("rdma_connect", err))
 		r.printf(r.stderr, "connect error %d\n", -1)
 		return -1
@@ -312,12 +324,24 @@ func (cn *conn) runClient() int {
 		r.fail(fmt.Sprintf("connect error %d", -1))
 		return -1
 	}
+	if r.cfg.selfQP {
+		if err := cn.selfModify(); err != nil {
+			r.printf(r.stderr, "%s\n", cmnode.Perror("rping_modify_qp", err))
+			r.printf(r.stderr, "connect error %d\n", -1)
+			return -1
+		}
+		if err := cn.id.Establish(); err != nil {
+			r.printf(r.stderr, "%s\n", cmnode.Perror("rdma_establish", err))
+			r.printf(r.stderr, "connect error %d\n", -1)
+			return -1
+		}
+	}
 	r.debugf("rdma_connect successful\n")
 	ret := cn.testClient()
 	if ret != 0 {
 		r.fail(fmt.Sprintf("rping client failed: %d", ret))
 	}
-	cn.id.Disconnect()
+	cn.disconnectQP()
 	// The server's answer, so that "client DISCONNECT EVENT..." is
 	// printed as the C client prints it when its CM thread is quick.
 	select {
@@ -373,4 +397,34 @@ func (cn *conn) testClient() int {
 		return 0
 	}
 	return ret
+}
+
+// connParam is rping_init_conn_param: one read each way, retries 7,
+// and the QP's number when the QP is our own (-q).
+func (cn *conn) connParam() *rdma.ConnParam {
+	p := &rdma.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7}
+	if cn.r.cfg.selfQP {
+		p.QPNum = cn.node.QP.Num()
+	}
+	return p
+}
+
+// selfModify is rping_self_modify_qp: INIT, RTR and RTS with the
+// connection manager's attributes.
+func (cn *conn) selfModify() error {
+	for _, st := range []ib.QPState{ib.QPStateInit, ib.QPStateRTR, ib.QPStateRTS} {
+		if err := cn.node.Modify(st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// disconnectQP is rping_disconnect: an own QP goes to ERR first (the id
+// does that for its own).
+func (cn *conn) disconnectQP() {
+	if cn.r.cfg.selfQP {
+		cn.node.QP.Modify(&uverbs.QPAttr{State: ib.QPStateErr}, uverbs.QPAttrState)
+	}
+	cn.id.Disconnect()
 }

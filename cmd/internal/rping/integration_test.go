@@ -3,6 +3,7 @@ package rping
 import (
 	"fmt"
 	"net/netip"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func want(size, count int) string {
 // outputs line by line. rping against an rping can lose its own exit
 // race (rdma_get_cm_event: Bad file descriptor) now and then: a pair
 // with rdma-core's program in it gets one retry.
-func pingPair(t *testing.T, addr netip.Addr, dev uint32, server, client cmtest.Side, size, count int) {
+func pingPair(t *testing.T, addr netip.Addr, dev uint32, server, client cmtest.Side, size, count int, extra ...[]string) {
 	t.Helper()
 	tries := 1
 	if server.Oracle != "" || client.Oracle != "" {
@@ -43,11 +44,15 @@ func pingPair(t *testing.T, addr netip.Addr, dev uint32, server, client cmtest.S
 	for range tries {
 		port := cmtest.Port()
 		common := []string{"-a", addr.String(), "-p", strconv.Itoa(int(port)), "-S", strconv.Itoa(size), "-C", strconv.Itoa(count), "-v", "-V"}
-		waitS := server.Start(append([]string{"-s"}, common...), 60*time.Second)
+		sArgs, cArgs := append([]string{"-s"}, common...), append([]string{"-c"}, common...)
+		if len(extra) == 2 {
+			sArgs, cArgs = append(sArgs, extra[0]...), append(cArgs, extra[1]...)
+		}
+		waitS := server.Start(sArgs, 60*time.Second)
 		if err := cmtest.WaitListen(dev, netip.AddrPortFrom(addr, port), 20*time.Second); err != nil {
 			t.Fatalf("%v server: %v\n%v", server, err, waitS())
 		}
-		rc := client.Start(append([]string{"-c"}, common...), 60*time.Second)()
+		rc := client.Start(cArgs, 60*time.Second)()
 		rs := waitS()
 		exp := want(size, count)
 		switch {
@@ -79,6 +84,70 @@ func TestIntegrationRping(t *testing.T) {
 				pingPair(t, addr, dev, pair[0], pair[1], size, 10)
 			})
 		}
+	}
+}
+
+// TestIntegrationRpingSelfQP: -q, where the program creates its QP
+// itself and moves it with rdma_init_qp_attr's values (the client then
+// calls rdma_establish), against rdma-core's with and without -q.
+func TestIntegrationRpingSelfQP(t *testing.T) {
+	addr, dev := cmtest.RxeAddr(t)
+	ours, theirs := sides(t)
+	q, none := []string{"-q"}, []string{}
+	for _, tc := range []struct {
+		name           string
+		server, client cmtest.Side
+		flags          [][]string
+	}{
+		{"ours-ours", ours, ours, [][]string{q, q}},
+		{"rdma-core-ours", theirs, ours, [][]string{q, q}},
+		{"ours-rdma-core", ours, theirs, [][]string{q, q}},
+		{"ours-rdma-core-plain", ours, theirs, [][]string{q, none}},
+		{"rdma-core-plain-ours", theirs, ours, [][]string{none, q}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { pingPair(t, addr, dev, tc.server, tc.client, 1024, 10, tc.flags...) })
+	}
+}
+
+// TestIntegrationRpingPersistent: our binary as a persistent server
+// (-P) serves rdma-core's client and then ours, and stays up.
+func TestIntegrationRpingPersistent(t *testing.T) {
+	addr, dev := cmtest.RxeAddr(t)
+	ours, theirs := sides(t)
+	bin, err := exec.LookPath("rping")
+	if err != nil || bin == theirs.Oracle {
+		t.Fatalf("our rping binary: %q, %v (rdma-core's is %s)", bin, err, theirs.Oracle)
+	}
+	port := cmtest.Port()
+	p := []string{"-a", addr.String(), "-p", strconv.Itoa(int(port)), "-C", "3", "-v", "-V"}
+	srv := exec.Command(bin, append([]string{"-s", "-P"}, p...)...)
+	var out strings.Builder
+	srv.Stdout = &out
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- srv.Wait() }()
+	t.Cleanup(func() { srv.Process.Kill(); <-exited })
+	if err := cmtest.WaitListen(dev, netip.AddrPortFrom(addr, port), 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	exp := want(defaultSize, 3)
+	for _, client := range []cmtest.Side{theirs, ours} {
+		if r := client.Start(append([]string{"-c"}, p...), 60*time.Second)(); r.Code != 0 || r.Stdout != exp {
+			t.Fatalf("%v client of a persistent server: %v", client, r)
+		}
+	}
+	select {
+	case err := <-exited:
+		t.Fatalf("the persistent server exited: %v\n%s", err, out.String())
+	case <-time.After(200 * time.Millisecond):
+	}
+	srv.Process.Kill()
+	<-exited
+	exited <- nil
+	if got := strings.Count(out.String(), "server ping data: rdma-ping-"); got != 6 {
+		t.Fatalf("the server printed %d pings, want 6:\n%s", got, out.String())
 	}
 }
 
