@@ -43,12 +43,6 @@ type config struct {
 	migrate     bool
 }
 
-// atoi is C's atoi: strtol base 10, truncated to an int.
-func atoi(s string) int {
-	v, _, _ := cflags.Strtol(s, 10)
-	return int(int32(v))
-}
-
 // parse reads the command line as cmatose's main does; an unknown
 // option prints glibc's complaint and the usage, and exits 1.
 func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error) {
@@ -77,11 +71,11 @@ func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error
 				fmt.Fprintf(stderr, "Warning: unknown port space format\n")
 			}
 		case 'c':
-			c.connections = atoi(arg)
+			c.connections = cmnode.Atoi(arg)
 		case 'C':
-			c.count = atoi(arg)
+			c.count = cmnode.Atoi(arg)
 		case 'S':
-			c.size = atoi(arg)
+			c.size = cmnode.Atoi(arg)
 		case 't':
 			c.setTOS, c.tos = true, uint8(cflags.ULong(arg))
 		case 'p':

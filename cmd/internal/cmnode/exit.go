@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
 )
 
 // ExitError ends a command with a C program's exit status: what the
@@ -26,4 +28,11 @@ func Exit(stderr io.Writer, err error) {
 	}
 	fmt.Fprintln(stderr, err)
 	os.Exit(1)
+}
+
+// Atoi is C's atoi: strtol base 10 (leading space, a sign, digits up
+// to the first other byte, 0 for none), truncated to an int.
+func Atoi(s string) int {
+	v, _, _ := cflags.Strtol(s, 10)
+	return int(int32(v))
 }

@@ -49,12 +49,6 @@ type config struct {
 	selfQP     bool
 }
 
-// atoi is C's atoi: strtol base 10, truncated to an int.
-func atoi(s string) int {
-	v, _, _ := cflags.Strtol(s, 10)
-	return int(int32(v))
-}
-
 // parse reads the command line as rping's main does: getopt with
 // opterr 0 (an unknown option prints only the usage), and the checks of
 // -S and -C, which let parsing go on and fail at its end.
@@ -91,8 +85,8 @@ func parse(stdout, stderr io.Writer, args []string) (*config, error) {
 		case 'P':
 			c.persistent = true
 		case 'p':
-			c.port = uint16(atoi(g.Arg()))
-			debugf("port %d\n", atoi(g.Arg()))
+			c.port = uint16(cmnode.Atoi(g.Arg()))
+			debugf("port %d\n", cmnode.Atoi(g.Arg()))
 		case 's':
 			c.server = 1
 			debugf("server\n")
@@ -100,7 +94,7 @@ func parse(stdout, stderr io.Writer, args []string) (*config, error) {
 			c.server = 0
 			debugf("client\n")
 		case 'S':
-			c.size = atoi(g.Arg())
+			c.size = cmnode.Atoi(g.Arg())
 			if c.size < minSize || c.size > bufSize-1 {
 				fmt.Fprintf(stderr, "Invalid size %d (valid range is %d to %d)\n", c.size, minSize, bufSize)
 				ret = einval
@@ -108,7 +102,7 @@ func parse(stdout, stderr io.Writer, args []string) (*config, error) {
 				debugf("size %d\n", c.size)
 			}
 		case 'C':
-			c.count = atoi(g.Arg())
+			c.count = cmnode.Atoi(g.Arg())
 			if c.count < 0 {
 				fmt.Fprintf(stderr, "Invalid count %d\n", c.count)
 				ret = einval

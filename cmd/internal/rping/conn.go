@@ -243,24 +243,43 @@ func (cn *conn) serve(persistent bool) int {
 	return ret
 }
 
+// posted is a post's outcome as rping reports it: 0, or "post send
+// error" and the errno.
+func (cn *conn) posted(err error) int {
+	if err == nil {
+		return 0
+	}
+	cn.r.printf(cn.r.stderr, "post send error %d\n", cmnode.Errno(err))
+	return int(cmnode.Errno(err))
+}
+
+// awaited is await with rping's message for a wait that ended
+// otherwise: "wait for <state> state <the state it found>".
+func (cn *conn) awaited(want uverbs.WCOpcode, state string) bool {
+	if cn.await(want) {
+		return true
+	}
+	cn.r.fail(fmt.Sprintf("wait for %s state %d", state, cn.state()))
+	return false
+}
+
+// testServer is rping_test_server: per ping, read the client's
+// buffer, send a go-ahead, write the text back into the client's second
+// buffer, send another go-ahead; until the client disconnects.
 func (cn *conn) testServer() int {
 	r := cn.r
 	ret := 0
-	for {
-		if !cn.await(uverbs.WCRecv) {
-			r.fail(fmt.Sprintf("wait for RDMA_READ_ADV state %d", cn.state()))
+	for ret == 0 {
+		if !cn.awaited(uverbs.WCRecv, "RDMA_READ_ADV") {
 			ret = -1
 			break
 		}
 		r.debugf("server received sink adv\n")
-		if err := cn.rdmaOp(uverbs.OpRDMARead, cn.remote.size); err != nil {
-			r.printf(r.stderr, "post send error %d\n", cmnode.Errno(err))
-			ret = int(cmnode.Errno(err))
+		if ret = cn.posted(cn.rdmaOp(uverbs.OpRDMARead, cn.remote.size)); ret != 0 {
 			break
 		}
 		r.debugf("server posted rdma read req \n")
-		if !cn.await(uverbs.WCRDMARead) {
-			r.fail(fmt.Sprintf("wait for RDMA_READ_COMPLETE state %d", cn.state()))
+		if !cn.awaited(uverbs.WCRDMARead, "RDMA_READ_COMPLETE") {
 			ret = -1
 			break
 		}
@@ -269,36 +288,26 @@ func (cn *conn) testServer() int {
 		if r.cfg.verbose {
 			r.printf(r.stdout, "server ping data: %s\n", data)
 		}
-		if err := cn.send(); err != nil {
-			r.printf(r.stderr, "post send error %d\n", cmnode.Errno(err))
-			ret = int(cmnode.Errno(err))
+		if ret = cn.posted(cn.send()); ret != 0 {
 			break
 		}
 		r.debugf("server posted go ahead\n")
-		if !cn.await(uverbs.WCRecv) {
-			r.fail(fmt.Sprintf("wait for RDMA_WRITE_ADV state %d", cn.state()))
+		if !cn.awaited(uverbs.WCRecv, "RDMA_WRITE_ADV") {
 			ret = -1
 			break
 		}
 		r.debugf("server received sink adv\n")
 		n := uint32(min(len(data)+1, len(cn.rdma.Bytes())))
 		r.debugf("rdma write from lkey %x laddr %x len %d\n", cn.rdmaMR.LKey(), cn.rdma.Addr(0), n)
-		if err := cn.rdmaOp(uverbs.OpRDMAWrite, n); err != nil {
-			r.printf(r.stderr, "post send error %d\n", cmnode.Errno(err))
-			ret = int(cmnode.Errno(err))
+		if ret = cn.posted(cn.rdmaOp(uverbs.OpRDMAWrite, n)); ret != 0 {
 			break
 		}
-		if !cn.await(uverbs.WCRDMAWrite) {
-			r.fail(fmt.Sprintf("wait for RDMA_WRITE_COMPLETE state %d", cn.state()))
+		if !cn.awaited(uverbs.WCRDMAWrite, "RDMA_WRITE_COMPLETE") {
 			ret = -1
 			break
 		}
 		r.debugf("server rdma write complete \n")
-		if err := cn.send(); err != nil {
-			r.printf(r.stderr, "post send error %d\n", cmnode.Errno(err))
-			ret = int(cmnode.Errno(err))
-			break
-		}
+		ret = cn.posted(cn.send())
 		r.debugf("server posted go ahead\n")
 	}
 	if cn.gone.Load() {
@@ -351,35 +360,33 @@ func (cn *conn) runClient() int {
 	return ret
 }
 
+// testClient is rping_test_client: per ping, fill the start buffer,
+// announce it, wait for the go-ahead, announce the rdma buffer, wait for
+// the second go-ahead, compare (-V) and print (-v).
 func (cn *conn) testClient() int {
 	r := cn.r
 	size := r.cfg.size
 	start := byte('A')
+	announce := func(b *membuf.Buffer, mr *membuf.MR) int {
+		info{addr: b.Addr(0), rkey: mr.RKey(), size: uint32(size)}.put(cn.sendBuf.Bytes())
+		r.debugf("RDMA addr %x rkey %x len %d\n", b.Addr(0), mr.RKey(), size)
+		return cn.posted(cn.send())
+	}
 	ret := 0
 	for ping := 0; r.cfg.count == 0 || ping < r.cfg.count; ping++ {
 		sb := cn.strt.Bytes()[:size]
 		start = fill(sb, ping, start)
-		info{addr: cn.strt.Addr(0), rkey: cn.stMR.RKey(), size: uint32(size)}.put(cn.sendBuf.Bytes())
-		r.debugf("RDMA addr %x rkey %x len %d\n", cn.strt.Addr(0), cn.stMR.RKey(), size)
-		if err := cn.send(); err != nil {
-			r.printf(r.stderr, "post send error %d\n", cmnode.Errno(err))
-			ret = int(cmnode.Errno(err))
+		if ret = announce(cn.strt, cn.stMR); ret != 0 {
 			break
 		}
-		if !cn.await(uverbs.WCRecv) {
-			r.fail(fmt.Sprintf("wait for RDMA_WRITE_ADV state %d", cn.state()))
+		if !cn.awaited(uverbs.WCRecv, "RDMA_WRITE_ADV") {
 			ret = -1
 			break
 		}
-		info{addr: cn.rdma.Addr(0), rkey: cn.rdmaMR.RKey(), size: uint32(size)}.put(cn.sendBuf.Bytes())
-		r.debugf("RDMA addr %x rkey %x len %d\n", cn.rdma.Addr(0), cn.rdmaMR.RKey(), size)
-		if err := cn.send(); err != nil {
-			r.printf(r.stderr, "post send error %d\n", cmnode.Errno(err))
-			ret = int(cmnode.Errno(err))
+		if ret = announce(cn.rdma, cn.rdmaMR); ret != 0 {
 			break
 		}
-		if !cn.await(uverbs.WCRecv) {
-			r.fail(fmt.Sprintf("wait for RDMA_WRITE_COMPLETE state %d", cn.state()))
+		if !cn.awaited(uverbs.WCRecv, "RDMA_WRITE_COMPLETE") {
 			ret = -1
 			break
 		}

@@ -73,30 +73,30 @@ func Timed(tb testing.TB, dev uint32, addr netip.AddrPort, server, client Side, 
 	return d
 }
 
-// ABBA times rounds runs of ours and theirs alternating in ABBA order
-// (run makes one timed run of a side) and reports the medians and
-// their ratio.
-func ABBA(b *testing.B, rounds int, ours, theirs Side, run func(Side) time.Duration) {
-	run(theirs) // warm-up
-	var o, t []float64
+// ABBA times rounds runs of our pair (server and client) and rdma-core's
+// alternating in ABBA order, each round also timing our server with
+// rdma-core's client and the reverse (run makes one timed run), and
+// reports the medians and their ratios to rdma-core's pair.
+func ABBA(b *testing.B, rounds int, ours, theirs Side, run func(server, client Side) time.Duration) {
+	run(theirs, theirs) // warm-up
+	times := map[[2]string][]float64{}
 	for r := range rounds {
-		order := []Side{ours, theirs}
+		order := [][2]Side{{ours, ours}, {theirs, theirs}, {ours, theirs}, {theirs, ours}}
 		if r%4 == 1 || r%4 == 2 {
-			order = []Side{theirs, ours}
+			order = [][2]Side{{theirs, theirs}, {ours, ours}, {theirs, ours}, {ours, theirs}}
 		}
-		for _, s := range order {
-			ms := float64(run(s).Microseconds()) / 1000
-			if s.Name == ours.Name {
-				o = append(o, ms)
-			} else {
-				t = append(t, ms)
-			}
+		for _, p := range order {
+			k := [2]string{p[0].Name, p[1].Name}
+			times[k] = append(times[k], float64(run(p[0], p[1]).Microseconds())/1000)
 		}
 	}
-	mo, mt := median(o), median(t)
-	b.ReportMetric(mo, "ms-ours")
-	b.ReportMetric(mt, "ms-rdmacore")
-	b.ReportMetric(mo/mt, "ratio-ours/rdmacore")
+	med := func(s, c Side) float64 { return median(times[[2]string{s.Name, c.Name}]) }
+	t := med(theirs, theirs)
+	b.ReportMetric(med(ours, ours), "ms-ours")
+	b.ReportMetric(t, "ms-rdmacore")
+	b.ReportMetric(med(ours, ours)/t, "ratio-ours/rdmacore")
+	b.ReportMetric(med(ours, theirs)/t, "ratio-ours-server")
+	b.ReportMetric(med(theirs, ours)/t, "ratio-ours-client")
 }
 
 func median(v []float64) float64 {
