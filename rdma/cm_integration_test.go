@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"net/netip"
 	"os"
 	"runtime"
@@ -14,43 +13,18 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/uverbs"
 	"github.com/rdmastack/rdmastack/uverbs/membuf"
 )
 
-// rxeAddr is the IPv4 address of the first RDMA device's netdev: both
-// ends of a test connect on it (two rxe devices in one namespace do not
-// reach each other; one device loops its own traffic).
+// rxeAddr is the IPv4 address both ends of a test connect on, and its
+// device's index (rxetest.Addr).
 func rxeAddr(t *testing.T) (netip.Addr, uint32) {
 	t.Helper()
-	testenv.RequireRDMA(t)
-	c, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	devs, err := c.Devices()
-	if err != nil || len(devs) == 0 {
-		t.Fatalf("devices: %v %v", devs, err)
-	}
-	ports, err := c.Ports(devs[0].Index)
-	if err != nil || len(ports) == 0 {
-		t.Fatalf("ports of %s: %v", devs[0].Name, err)
-	}
-	ifi, err := net.InterfaceByIndex(int(ports[0].NetdevIndex))
-	if err != nil {
-		t.Fatalf("%s's netdev %d: %v", devs[0].Name, ports[0].NetdevIndex, err)
-	}
-	addrs, _ := ifi.Addrs()
-	for _, a := range addrs {
-		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() {
-			return p.Addr(), devs[0].Index
-		}
-	}
-	testenv.Skip(t, "%s (%s) has no IPv4 address", ifi.Name, devs[0].Name)
-	return netip.Addr{}, 0
+	return rxetest.Addr(t)
 }
 
 func newChannel(t *testing.T) *EventChannel {

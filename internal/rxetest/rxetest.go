@@ -1,0 +1,47 @@
+// Package rxetest is what tests of the connection manager and its
+// drop-ins share about the VM's Soft-RoCE devices. It is a package of its
+// own, not part of internal/testenv, because it asks RDMA netlink and
+// nldev's own tests use testenv.
+package rxetest
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/nldev"
+)
+
+// Addr is the IPv4 address of the first RDMA device's netdev and the
+// device's index: both ends of a test connect on it (one rxe device loops
+// its own traffic; two in one network namespace do not reach each other).
+func Addr(t testing.TB) (netip.Addr, uint32) {
+	t.Helper()
+	testenv.RequireRDMA(t)
+	c, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	devs, err := c.Devices()
+	if err != nil || len(devs) == 0 {
+		t.Fatalf("devices: %v %v", devs, err)
+	}
+	ports, err := c.Ports(devs[0].Index)
+	if err != nil || len(ports) == 0 {
+		t.Fatalf("ports of %s: %v", devs[0].Name, err)
+	}
+	ifi, err := net.InterfaceByIndex(int(ports[0].NetdevIndex))
+	if err != nil {
+		t.Fatalf("%s's netdev %d: %v", devs[0].Name, ports[0].NetdevIndex, err)
+	}
+	addrs, _ := ifi.Addrs()
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() {
+			return p.Addr(), devs[0].Index
+		}
+	}
+	testenv.Skip(t, "%s (%s) has no IPv4 address", ifi.Name, devs[0].Name)
+	return netip.Addr{}, 0
+}
