@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -109,6 +111,8 @@ func (s Side) Start(args []string, limit time.Duration) func() Result {
 	var out, errb bytes.Buffer
 	cmd := exec.Command(s.Oracle, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	// A Go side that hangs dumps every goroutine's stack on SIGQUIT.
+	cmd.Env = append(os.Environ(), "GOTRACEBACK=all")
 	if err := cmd.Start(); err != nil {
 		done <- Result{Code: -1, Err: err}
 	} else {
@@ -127,8 +131,15 @@ func (s Side) Start(args []string, limit time.Duration) func() Result {
 		case r := <-done:
 			return r
 		case <-time.After(limit):
-			cmd.Process.Kill()
-			r := <-done
+			// SIGQUIT first: a Go program prints where it is stuck.
+			cmd.Process.Signal(syscall.SIGQUIT)
+			var r Result
+			select {
+			case r = <-done:
+			case <-time.After(2 * time.Second):
+				cmd.Process.Kill()
+				r = <-done
+			}
 			r.Code, r.Err = -1, fmt.Errorf("%s %s: no end after %v", s.Oracle, strings.Join(args, " "), limit)
 			return r
 		}
