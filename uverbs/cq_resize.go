@@ -44,7 +44,7 @@ func (cq *CQ) Resize(cqe int) error {
 		cq.driver = drv
 	}
 	if cq.ops != nil {
-		if err := cq.ops.resized(drv); err != nil {
+		if err := cq.ops.resized(); err != nil {
 			return cq.fail("resize", err)
 		}
 	}

@@ -133,6 +133,13 @@ func TestIntegrationUverbsRemovedMatch(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
+	deleted(t, done)
+}
+
+// deleted waits for a DeleteLink that waited for the device's contexts
+// to close: it must return within 10 s of the last one closing.
+func deleted(t *testing.T, done <-chan error) {
+	t.Helper()
 	select {
 	case err := <-done:
 		if err != nil {

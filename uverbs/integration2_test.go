@@ -340,14 +340,7 @@ func TestIntegrationUverbsDeviceRemoval(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("DeleteLink: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("DeleteLink did not return 10s after the context closed")
-	}
+	deleted(t, done)
 	if _, err := DeviceByName(name); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("%s after removal: %v", name, err)
 	}

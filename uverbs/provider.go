@@ -41,7 +41,7 @@ type cqOps interface {
 	// produced counts the completions the driver has written (modulo
 	// 2^32); it only has to change when one is written.
 	produced() uint32
-	resized(drv []byte) error
+	resized() error // the kernel moved the queue (its new cookie is in the driver data)
 	release() error
 }
 

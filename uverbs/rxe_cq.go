@@ -112,7 +112,7 @@ func (x *rxeCQ) produced() uint32 {
 }
 
 // resized maps the queue rxe moved the completions to (RESIZE_CQ).
-func (x *rxeCQ) resized(drv []byte) error {
+func (x *rxeCQ) resized() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {

@@ -127,8 +127,10 @@ func New(fd int, name string) (*FD, error) {
 // read found nothing queued. Set the hint before the FD is used.
 func (e *FD) SetHint(maybe func() bool, empty func()) { e.maybe, e.empty = maybe, empty }
 
-// read is the RawConn callback: one non-blocking read(2). The fd is
-// non-blocking, so a raw system call cannot sleep here.
+// read is the RawConn callback: one read(2) of the non-blocking fd. It
+// goes through the scheduler's system-call path (Syscall, not
+// RawSyscall): it does not wait for an event, but the kernel may still
+// take a sleeping lock on the way, and then the P must not be held.
 func (e *FD) read(fd uintptr) bool {
 	if e.first {
 		e.first = false
@@ -137,7 +139,7 @@ func (e *FD) read(fd uintptr) bool {
 		}
 	}
 	for {
-		r, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(e.scratch))), uintptr(e.want))
+		r, _, errno := unix.Syscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(e.scratch))), uintptr(e.want))
 		switch errno {
 		case 0:
 			e.n, e.err = int(r), nil

@@ -75,13 +75,14 @@ func NewEventBuf() *EventBuf {
 	return b
 }
 
-// Fetch writes GET_EVENT to fd, which must be non-blocking: the write
-// cannot sleep (beyond the file's mutex), so it is raw. It returns 0 when
+// Fetch writes GET_EVENT to fd, which must be non-blocking, so that it
+// does not wait for an event; it may still sleep on the file's mutex, so
+// it goes through the scheduler's system-call path. It returns 0 when
 // an event is in Resp, EAGAIN when none is queued, else the errno (EINTR
 // retried).
 func (b *EventBuf) Fetch(fd uintptr) unix.Errno {
 	for {
-		_, _, e := unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b.frame[0])), uintptr(len(b.frame)))
+		_, _, e := unix.Syscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b.frame[0])), uintptr(len(b.frame)))
 		if e != unix.EINTR {
 			runtime.KeepAlive(b)
 			return e
