@@ -1,0 +1,280 @@
+// Package rstream is the engine of cmd/rstream, a drop-in for
+// librdmacm's rstream (v44): a stream socket benchmark, over rsockets
+// or, with -T s, the kernel's TCP, with the same options, wire exchange,
+// table and exit statuses.
+//
+// The client (-s) and the server (-b, or neither) first exchange 16
+// bytes each way, then for each iteration the client sends the
+// transfers and the server sends them back. Without -I, -C or -S a size
+// the programs connect twice, for a latency table (one transfer,
+// size_to_count iterations) and a bandwidth table (size_to_count
+// transfers, one iteration) over the table's sizes.
+package rstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
+)
+
+// Main runs rstream with args (argv[1:]); prog is argv[0].
+func Main(prog string, stdout, stderr io.Writer, args []string) error {
+	return (&program{prog: prog, stdout: stdout, stderr: stderr, rdma: rsock.RDMA, count: rsock.SizeToCount}).main(args)
+}
+
+// program is one run: its options, connection and buffer.
+type program struct {
+	prog           string
+	stdout, stderr io.Writer
+	rdma           rsock.Network // the network without -T s
+	count          func(int) int // size_to_count: tests shrink the table with it
+	c              *config
+	nw             rsock.Network
+	ln             net.Listener
+	conn           net.Conn
+	buf            []byte
+	pattern        rsock.Pattern
+}
+
+// exit is the C program's return value as an error.
+func exit(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return &cmnode.ExitError{Code: code}
+}
+
+func (p *program) main(args []string) error {
+	c, err := parse(p.prog, p.stdout, p.stderr, args)
+	if err != nil {
+		return err
+	}
+	p.c, p.nw = c, p.rdma
+	if c.sockets {
+		p.nw = rsock.TCP
+	}
+	n := testSizes[len(testSizes)-1].size
+	if c.custom {
+		n = c.size
+	}
+	if n < 0 {
+		fmt.Fprintln(p.stderr, "malloc: "+strerror(unix.ENOMEM))
+		return exit(-1)
+	}
+	p.buf = make([]byte, n)
+	if c.dst == "" {
+		if code := p.listen(); code != 0 {
+			return exit(code)
+		}
+		defer p.ln.Close()
+	}
+	fmt.Fprint(p.stdout, header)
+	if c.custom {
+		if code := p.connect(-1); code != 0 {
+			return exit(code)
+		}
+		code := p.test(result{name: "custom", size: c.size, count: c.count, iters: c.iterations})
+		p.conn.Close()
+		return exit(code)
+	}
+	// opt_latency: rsockets' inline data at -i; opt_bandwidth: none.
+	for _, k := range []struct {
+		inline int
+		test   func(size int) result
+	}{
+		{c.inline, func(size int) result {
+			return result{name: testName(size, "_lat"), size: size, count: 1, iters: p.count(size)}
+		}},
+		{0, func(size int) result {
+			return result{name: testName(size, "_bw"), size: size, count: p.count(size), iters: 1}
+		}},
+	} {
+		if code := p.connect(k.inline); code != 0 {
+			return exit(code)
+		}
+		for _, ts := range testSizes {
+			if ts.option == 0 || c.allSizes {
+				p.test(k.test(ts.size)) // rstream goes on after a failed test
+			}
+		}
+		p.conn.Close()
+	}
+	return nil
+}
+
+// options are set_options's socket options; inline -1 leaves rsockets'.
+func (p *program) options(inline int) rsock.Options {
+	o := rsock.Options{Buffer: 1 << 19, Inline: inline, Backlog: 1}
+	if p.c.buffer != 0 {
+		o.Buffer = p.c.buffer
+	}
+	if p.c.keepalive != 0 {
+		o.KeepAlive = time.Duration(p.c.keepalive) * time.Second
+	}
+	return o
+}
+
+// keepalive prints what set_options prints for -k after setting it on
+// a socket.
+func (p *program) keepalive() {
+	if p.c.keepalive != 0 {
+		fmt.Fprintf(p.stdout, "Keepalive: ON\n  time: %d\n", p.c.keepalive)
+	}
+}
+
+// listen is server_listen: a C return value, 0 for success.
+func (p *program) listen() int {
+	if p.c.gid {
+		return p.lookupFailed("getaddrinfo: ", errFamily)
+	}
+	addr, err := rsock.Resolve(p.c.src, p.c.port, true, p.c.numeric)
+	if err != nil {
+		return p.lookupFailed("getaddrinfo: ", err)
+	}
+	p.ln, err = p.nw.Listen(context.Background(), addr, p.options(-1))
+	if err != nil {
+		p.perror("rbind", err)
+		return -1
+	}
+	return 0
+}
+
+// connect is client_connect or server_connect.
+func (p *program) connect(inline int) int {
+	o := p.options(inline)
+	if p.c.dst == "" {
+		p.keepalive() // set_options on the listener
+		conn, err := p.ln.Accept()
+		if err != nil {
+			p.perror("raccept", err)
+			return -1
+		}
+		rsock.SetBuffers(conn, o.Buffer)
+		p.conn = conn
+		p.keepalive()
+		return 0
+	}
+	if p.c.gid {
+		return p.lookupFailed("getaddrinfo: ", errFamily)
+	}
+	addr, err := rsock.Resolve(p.c.dst, p.c.port, false, p.c.numeric)
+	if err != nil {
+		return p.lookupFailed("getaddrinfo: ", err)
+	}
+	if p.c.src != "" {
+		if o.Local, err = rsock.Resolve(p.c.src, p.c.port, true, p.c.numeric); err != nil {
+			return p.lookupFailed("getaddrinfo src_addr: ", err)
+		}
+	}
+	p.keepalive()
+	conn, err := p.nw.Dial(context.Background(), addr, o)
+	if err != nil {
+		// A non-blocking connect that the peer refuses ends in poll:
+		// rstream returns POLLERR|POLLHUP and perror sees the errno
+		// connect left.
+		if en := cmnode.Errno(err); p.c.nonblocking && (en == unix.ECONNREFUSED || en == unix.ETIMEDOUT) {
+			fmt.Fprintln(p.stderr, "rpoll: "+strerror(unix.EINPROGRESS))
+			return unix.POLLERR | unix.POLLHUP
+		}
+		p.perror("rconnect", err)
+		return -1
+	}
+	p.conn = conn
+	return 0
+}
+
+// test is run_test: the 16-byte sync, then the timed transfers, then
+// the table line.
+func (p *program) test(r result) int {
+	client := p.c.dst != ""
+	if code := p.xfer(client, 16); code != 0 {
+		return code
+	}
+	if code := p.xfer(!client, 16); code != 0 {
+		return code
+	}
+	start := time.Now()
+	for range r.iters {
+		for range r.count {
+			if code := p.xfer(client, r.size); code != 0 {
+				return code
+			}
+		}
+		for range r.count {
+			if code := p.xfer(!client, r.size); code != 0 {
+				return code
+			}
+		}
+	}
+	r.elapsed = time.Since(start)
+	r.write(p.stdout)
+	return 0
+}
+
+// xfer is send_xfer (send) or recv_xfer of size bytes.
+func (p *program) xfer(send bool, size int) int {
+	b := p.buf[:size]
+	if send {
+		if p.c.verify {
+			p.pattern.Fill(b)
+		}
+		if _, err := p.conn.Write(b); err != nil {
+			p.perror("rsend", err)
+			return -1
+		}
+		return 0
+	}
+	if _, err := io.ReadFull(p.conn, b); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = unix.ECONNRESET
+		}
+		p.perror("rrecv", err)
+		return -1
+	}
+	if p.c.verify {
+		if err := p.pattern.Verify(b); err != nil {
+			fmt.Fprintln(p.stdout, err)
+			return -1
+		}
+	}
+	return 0
+}
+
+// errFamily is getaddrinfo's EAI_FAMILY: AF_IB (-f gid) addresses have
+// no socket family here.
+var errFamily = &cmnode.LookupError{Code: -6, Text: "ai_family not supported"}
+
+// lookupFailed prints a failed getaddrinfo and returns its code.
+func (p *program) lookupFailed(what string, err error) int {
+	var le *cmnode.LookupError
+	if errors.As(err, &le) {
+		fmt.Fprintln(p.stdout, what+le.Text)
+		return le.Code
+	}
+	fmt.Fprintln(p.stdout, what+err.Error())
+	return -1
+}
+
+// perror prints perror(what)'s line for err: glibc's text for its
+// errno, or the error itself where it carries none.
+func (p *program) perror(what string, err error) {
+	var en unix.Errno
+	if errors.As(err, &en) {
+		fmt.Fprintln(p.stderr, what+": "+strerror(en))
+		return
+	}
+	fmt.Fprintln(p.stderr, what+": "+err.Error())
+}
+
+// strerror is glibc's text for e (Go's, capitalised).
+func strerror(e unix.Errno) string {
+	return cmnode.Perror("x", e)[len("x: "):]
+}
