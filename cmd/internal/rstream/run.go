@@ -248,9 +248,9 @@ func (p *program) xfer(send bool, size int) int {
 	return 0
 }
 
-// errFamily is getaddrinfo's EAI_FAMILY: AF_IB (-f gid) addresses have
-// no socket family here.
-var errFamily = &cmnode.LookupError{Code: -6, Text: "ai_family not supported"}
+// errFamily is what rdma-core's rstream reports for -f gid over TCP,
+// getaddrinfo's EAI_BADFLAGS; AF_IB addresses have no socket here.
+var errFamily = &cmnode.LookupError{Code: -1, Text: "Bad value for ai_flags"}
 
 // lookupFailed prints a failed getaddrinfo and returns its code.
 func (p *program) lookupFailed(what string, err error) int {

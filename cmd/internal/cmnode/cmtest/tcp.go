@@ -1,0 +1,43 @@
+package cmtest
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// WaitTCPListen waits until a TCP socket of the process's network
+// namespace listens on port (any address, IPv4 or IPv6), as
+// /proc/net/tcp{,6} show it; it opens no connection, so a server that
+// serves the first one it accepts is left alone.
+func WaitTCPListen(port uint16, d time.Duration) error {
+	want := fmt.Sprintf(":%04X", port)
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+			if tcpListens(f, want) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("nothing listens on TCP port %d after %v", port, d)
+}
+
+// tcpListens reports whether a line of the /proc/net/tcp table f has
+// a local address ending in port (":1F2F") and state 0A (LISTEN).
+func tcpListens(f, port string) bool {
+	file, err := os.Open(f)
+	if err != nil {
+		return false
+	}
+	defer file.Close()
+	s := bufio.NewScanner(file)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) > 3 && strings.HasSuffix(fields[1], port) && fields[3] == "0A" {
+			return true
+		}
+	}
+	return false
+}

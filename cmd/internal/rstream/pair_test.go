@@ -1,0 +1,82 @@
+package rstream
+
+import (
+	"io"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
+	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
+)
+
+// mode is how a test's two sides meet: TCP (-T s, on the loopback) or
+// rsockets (on the rxe device's address).
+type mode struct {
+	name  string
+	flags []string
+	addr  func(t testing.TB) netip.Addr
+	wait  func(t testing.TB, a netip.AddrPort) error // until the server listens
+}
+
+var tcpMode = mode{
+	name:  "tcp",
+	flags: []string{"-T", "s"},
+	addr:  func(testing.TB) netip.Addr { return netip.MustParseAddr("127.0.0.1") },
+	wait: func(_ testing.TB, a netip.AddrPort) error {
+		return cmtest.WaitTCPListen(a.Port(), 20*time.Second)
+	},
+}
+
+// ours is our rstream in-process; count replaces size_to_count when
+// not nil.
+func ours(count func(int) int) cmtest.Side {
+	if count == nil {
+		count = rsock.SizeToCount
+	}
+	return cmtest.Side{Name: "ours", Main: func(stdout, stderr io.Writer, args []string) error {
+		return (&program{prog: "rstream", stdout: stdout, stderr: stderr, rdma: rsock.RDMA, count: count}).main(args)
+	}}
+}
+
+// pair runs a server and then a client with the same extra arguments
+// in mode m and returns both results; either failing fails t.
+func pair(t testing.TB, m mode, server, client cmtest.Side, extra ...string) (rs, rc cmtest.Result) {
+	t.Helper()
+	addr := netip.AddrPortFrom(m.addr(t), cmtest.Port())
+	p := append(append([]string{"-p", strconv.Itoa(int(addr.Port()))}, m.flags...), extra...)
+	waitS := server.Start(append([]string{"-b", addr.Addr().String()}, p...), 120*time.Second)
+	if err := m.wait(t, addr); err != nil {
+		t.Fatalf("%v server: %v\n%v", server, err, waitS())
+	}
+	rc = client.Start(append([]string{"-s", addr.Addr().String()}, p...), 120*time.Second)()
+	rs = waitS()
+	if rc.Code != 0 || rs.Code != 0 || rs.Stderr != "" || rc.Stderr != "" {
+		t.Fatalf("%v server: %v\n%v client: %v", server, rs, client, rc)
+	}
+	return rs, rc
+}
+
+// perfTail is what follows a table line's counts: seconds, Gb/s and
+// microseconds per transfer.
+var perfTail = regexp.MustCompile(`^ *\d+\.\d\ds *(\d+\.\d\d|inf|-nan) *(\d+\.\d\d|inf|-nan)$`)
+
+// table checks out as rstream's table and returns its lines without the
+// measured part (the first 42 bytes: name, bytes, xfers, iters, total).
+func table(t testing.TB, out string) []string {
+	t.Helper()
+	if !strings.HasPrefix(out, header) || !strings.HasSuffix(out, "\n") {
+		t.Fatalf("no table:\n%s", out)
+	}
+	var rows []string
+	for _, l := range strings.Split(strings.TrimSuffix(out[len(header):], "\n"), "\n") {
+		if len(l) < 42 || !perfTail.MatchString(l[42:]) {
+			t.Fatalf("bad table line %q in\n%s", l, out)
+		}
+		rows = append(rows, l[:42])
+	}
+	return rows
+}
