@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -49,13 +50,8 @@ func Run(ctx context.Context, nw rsock.Network, prog string, stdout, stderr io.W
 			return exit(1)
 		}
 		// Positional, as rcopy takes argv[1] and argv[2].
-		p.src, p.dst, p.dstFile = args[0], args[1], args[0]
-		for i, c := range p.dst {
-			if c == ':' {
-				p.dst, p.dstFile = p.dst[:i], p.dst[i+1:]
-				break
-			}
-		}
+		p.src = args[0]
+		p.dst, p.dstFile = splitServer(args[1], args[0])
 	}
 	g := cflags.New(prog, args, "p:", nil)
 	for g.Next() {
@@ -70,6 +66,16 @@ func Run(ctx context.Context, nw rsock.Network, prog string, stdout, stderr io.W
 		return p.server(ctx)
 	}
 	return exit(p.client(ctx))
+}
+
+// splitServer splits "server[:destination]" at its first colon, as
+// rcopy does (so an IPv6 address cannot be given); the destination is
+// src without one.
+func splitServer(arg, src string) (server, dst string) {
+	if i := strings.IndexByte(arg, ':'); i >= 0 {
+		return arg[:i], arg[i+1:]
+	}
+	return arg, src
 }
 
 // program is one run's options and state.
