@@ -25,8 +25,8 @@ func interop(t *testing.T, m mode) {
 	o, r := ours(nil), theirs(t)
 	for _, p := range [][2]cmtest.Side{{o, o}, {r, o}, {o, r}} {
 		t.Run(fmt.Sprintf("%v-%v", p[0], p[1]), func(t *testing.T) {
-			rs, rc := pair(t, m, p[0], p[1], "-S", "100000", "-C", "30", "-I", "2", "-T", "v")
-			want := []string{"custom    97k     30      2       11m     "}
+			rs, rc := pair(t, m, p[0], p[1], "-S", "100000", "-C", "10", "-I", "2", "-T", "v")
+			want := []string{"custom    97k     10      2       3.8m    "}
 			if s, c := table(t, rs.Stdout), table(t, rc.Stdout); !slices.Equal(s, want) || !slices.Equal(c, want) {
 				t.Fatalf("server %q\nclient %q\nwant %q", s, c, want)
 			}
@@ -47,8 +47,9 @@ func interop(t *testing.T, m mode) {
 func TestIntegrationRstreamSockets(t *testing.T) { interop(t, tcpMode) }
 
 // TestIntegrationRstreamErrors: bad command lines, a name where -f ip
-// wants an address, an unknown service, -f gid and a client with nobody listening end as rdma-core's rstream does
-// (output and exit status).
+// wants an address, an unknown service, -f gid, and a client with
+// nobody listening (blocking and not) end as rdma-core's rstream does:
+// the same output and exit status.
 func TestIntegrationRstreamErrors(t *testing.T) {
 	o, r := ours(nil), theirs(t)
 	nobody := strconv.Itoa(int(cmtest.Port()))

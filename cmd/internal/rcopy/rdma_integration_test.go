@@ -1,0 +1,88 @@
+//go:build rsocket
+
+// The rsockets interop tests: built with -tags rsocket until
+// cmd/internal/rsock's dialRDMA and listenRDMA reach package rdma's
+// Conn; then drop the build constraint so that the VM runs them.
+
+package rcopy
+
+import (
+	"bytes"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
+	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
+	"github.com/rdmastack/rdmastack/internal/testenv"
+)
+
+// TestIntegrationRcopyRDMA: a multi-megabyte file over rsockets on the
+// rxe device's address, ours to ours, ours to rdma-core's server and
+// rdma-core's client to ours, byte for byte with its mode.
+func TestIntegrationRcopyRDMA(t *testing.T) {
+	addr, dev := cmtest.RxeAddr(t)
+	oracle := testenv.Oracle(t, "rcopy")
+	waitRDMA := func(port uint16) error {
+		return cmtest.WaitListen(dev, netip.AddrPortFrom(netip.IPv4Unspecified(), port), 20*time.Second)
+	}
+	src, data := sourceFile(t, 3<<20+17, 0o604)
+	const head = "opening...transferring...closing...done\n"
+	checkClient := func(t *testing.T, so, se string, code int) {
+		t.Helper()
+		if code != 0 || se != "" || !strings.HasPrefix(so, head) || !perfLine.MatchString(so[len(head):]) ||
+			!strings.HasPrefix(so[len(head):], strconv.Itoa(len(data))+" bytes in ") {
+			t.Fatalf("client: exit %d\nstdout %q\nstderr %q", code, so, se)
+		}
+	}
+	serverOut := func(dst string) string {
+		return "waiting for connection...client: " + addr.String() + "\nopening: " + dst + ", transferring..." +
+			strconv.Itoa(len(data)) + " bytes...closing...done\nwaiting for connection..."
+	}
+
+	t.Run("ours-ours", func(t *testing.T) {
+		port, out := server(t, rsock.RDMA, waitRDMA)
+		dst := filepath.Join(t.TempDir(), "copy")
+		so, se, code := client(rsock.RDMA, src, addr.String()+":"+dst, "-p", port)
+		checkClient(t, so, se, code)
+		checkCopy(t, dst, data, 0o604)
+		cmtestEventually(t, func() bool { return out.String() == serverOut(dst) }, out.String)
+	})
+	t.Run("rdma-core-ours", func(t *testing.T) {
+		port, out := server(t, rsock.RDMA, waitRDMA)
+		dst := filepath.Join(t.TempDir(), "copy")
+		var so, se bytes.Buffer
+		cmd := exec.Command(oracle, src, addr.String()+":"+dst, "-p", port)
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err := cmd.Run()
+		checkClient(t, so.String(), se.String(), cmd.ProcessState.ExitCode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkCopy(t, dst, data, 0o604)
+		cmtestEventually(t, func() bool { return out.String() == serverOut(dst) }, out.String)
+	})
+	t.Run("ours-rdma-core", func(t *testing.T) {
+		// rdma-core's server serves for ever; its stdout, a pipe, is
+		// lost with the kill, so the copy is the check.
+		port := cmtest.Port()
+		srv := exec.Command(oracle, "-p", strconv.Itoa(int(port)))
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+		if err := waitRDMA(port); err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(t.TempDir(), "copy")
+		so, se, code := client(rsock.RDMA, src, addr.String()+":"+dst, "-p", strconv.Itoa(int(port)))
+		checkClient(t, so, se, code)
+		checkCopy(t, dst, data, 0o604)
+		os.Remove(dst)
+	})
+}
