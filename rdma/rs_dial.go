@@ -96,7 +96,8 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 			return nil, err
 		}
 	}
-	if err := id.ResolveAddr(ctx, src, dst, rt); err != nil {
+	// A bound id resolves from its address: no source to pass again.
+	if err := id.ResolveAddr(ctx, netip.AddrPort{}, dst, rt); err != nil {
 		return nil, err
 	}
 	if _, err := awaitEvent(ctx, id, EventAddrResolved); err != nil {
@@ -123,9 +124,6 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 	peer, err := rsproto.UnmarshalConnData(ev.PrivateData)
 	if err != nil {
 		return nil, fmt.Errorf("rdma: connect: the peer's reply: %w", err)
-	}
-	if a, err := id.QueryAddr(); err == nil {
-		c.laddr, c.raddr = &Addr{a.Src}, &Addr{a.Dst}
 	}
 	c.run(peer, d.KeepAlive)
 	return c, nil

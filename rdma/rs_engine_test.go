@@ -122,3 +122,33 @@ func TestEngineSendCompletions(t *testing.T) {
 		t.Fatalf("a failed send: %v", c.flow.err)
 	}
 }
+
+// FuzzEngineRecv: whatever immediates the peer sends, and however Read
+// consumes them, the engine neither panics nor lets queued data exceed
+// the receive buffer.
+func FuzzEngineRecv(f *testing.F) {
+	f.Add([]byte{0, 0, 0x10, 0, 0x80, 0, 0, 7, 0xe0, 0, 0, 2}, uint16(100))
+	f.Fuzz(func(t *testing.T, imms []byte, readSize uint16) {
+		c := engineConn(t, 4, 1024)
+		buf := make([]byte, int(readSize)%2048+1)
+		for len(imms) >= 4 && c.flow.err == nil {
+			m := rsproto.Msg(uint32(imms[0])<<24 | uint32(imms[1])<<16 | uint32(imms[2])<<8 | uint32(imms[3]))
+			imms = imms[4:]
+			c.complete(recvWC(m))
+			if c.flow.unread > c.res.rbufSize || c.flow.unread < 0 {
+				t.Fatalf("%d bytes queued in a %d-byte buffer", c.flow.unread, c.res.rbufSize)
+			}
+			if len(imms)%8 == 0 {
+				c.readData(buf)
+			}
+		}
+		for c.haveData() {
+			if c.readData(buf) == 0 {
+				t.Fatal("queued data that reads as nothing")
+			}
+		}
+		if c.flow.unread != 0 {
+			t.Fatalf("%d bytes unread with no message queued", c.flow.unread)
+		}
+	})
+}

@@ -3,7 +3,6 @@ package rdma
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -174,7 +173,7 @@ func (l *Listener) Close() error {
 		l.mu.Lock() // wait for a running Accept to leave
 		defer l.mu.Unlock()
 		if err := errors.Join(l.id.Close(), l.ch.Close()); err != nil {
-			l.closeErr = &net.OpError{Op: "close", Net: "rdma", Addr: l.addr, Err: fmt.Errorf("%w", err)}
+			l.closeErr = &net.OpError{Op: "close", Net: "rdma", Addr: l.addr, Err: err}
 		}
 	})
 	return l.closeErr

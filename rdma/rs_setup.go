@@ -103,30 +103,29 @@ var rsRecvWR = uverbs.RecvWR{ID: rsRecvFlag}
 const rsRecvFlag = 1 << 63
 
 // close frees what setup made except the QP, which its id destroys:
-// call it after the id is closed.
+// call it after the id is closed. The memory regions go before their
+// buffers, the CQ before its channel, the PD last.
 func (r *rsResources) close() error {
 	var errs []error
-	for _, c := range []interface{ Close() error }{r.smr, r.tmr, r.rmr, r.sbuf, r.tbuf, r.rbuf, r.cq, r.cc, r.pd} {
-		if c != nil && !isNilCloser(c) {
-			errs = append(errs, c.Close())
+	for _, mr := range []*membuf.MR{r.smr, r.tmr, r.rmr} {
+		if mr != nil {
+			errs = append(errs, mr.Close())
 		}
+	}
+	for _, b := range []*membuf.Buffer{r.sbuf, r.tbuf, r.rbuf} {
+		if b != nil {
+			errs = append(errs, b.Close())
+		}
+	}
+	if r.cq != nil {
+		errs = append(errs, r.cq.Close())
+	}
+	if r.cc != nil {
+		errs = append(errs, r.cc.Close())
+	}
+	if r.pd != nil {
+		errs = append(errs, r.pd.Close())
 	}
 	*r = rsResources{}
 	return errors.Join(errs...)
-}
-
-func isNilCloser(c interface{ Close() error }) bool {
-	switch c := c.(type) {
-	case *membuf.MR:
-		return c == nil
-	case *membuf.Buffer:
-		return c == nil
-	case *uverbs.CQ:
-		return c == nil
-	case *uverbs.CompChannel:
-		return c == nil
-	case *uverbs.PD:
-		return c == nil
-	}
-	return false
 }

@@ -2,8 +2,9 @@ package rsproto
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
+
+	"golang.org/x/sys/unix"
 )
 
 // Version is the rsocket protocol version this package speaks
@@ -72,8 +73,9 @@ type ConnData struct {
 }
 
 // ErrMalformed is matched by the errors of bytes that are not a valid
-// rsocket message.
-var ErrMalformed = errors.New("malformed rsocket data")
+// rsocket message. It matches unix.EPROTO, which callers outside this
+// internal package test for.
+var ErrMalformed = fmt.Errorf("malformed rsocket data: %w", unix.EPROTO)
 
 // Marshal is the 40 bytes of c.
 func (c *ConnData) Marshal() []byte {
