@@ -8,21 +8,17 @@ import (
 )
 
 // Addr is the address of an rsocket-compatible connection (Conn,
-// Listener): an IP address and a port in rdma_cm's TCP port space.
+// Listener): an IP address and a port in rdma_cm's TCP port space. Both
+// Addr and *Addr are net.Addrs; Conn and Listener return *Addr.
 type Addr struct {
 	netip.AddrPort
 }
 
 // Network is "rdma".
-func (a *Addr) Network() string { return "rdma" }
+func (a Addr) Network() string { return "rdma" }
 
 // String is the address as "ip:port".
-func (a *Addr) String() string {
-	if a == nil {
-		return "<nil>"
-	}
-	return a.AddrPort.String()
-}
+func (a Addr) String() string { return a.AddrPort.String() }
 
 // parseNetwork checks the network name Dial and Listen take.
 func parseNetwork(network string) error {
@@ -64,8 +60,11 @@ func addrPortOf(a net.Addr) (netip.AddrPort, error) {
 		return netip.AddrPort{}, nil
 	case *Addr:
 		return a.AddrPort, nil
+	case Addr:
+		return a.AddrPort, nil
 	case *net.TCPAddr:
-		return a.AddrPort(), nil
+		ap := a.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
 	}
 	return netip.AddrPort{}, fmt.Errorf("local address %v (%T): want *rdma.Addr: %w", a, a, errInvalid)
 }

@@ -58,7 +58,7 @@ const rsCloseWait = 2 * time.Second
 // newConn makes the Conn of an id whose resources are set up.
 func newConn(id *ID, ch *EventChannel, res rsResources) *Conn {
 	c := &Conn{id: id, ch: ch, res: res, changed: make(chan struct{}), rdl: newDeadline(), wdl: newDeadline(),
-		closed: make(chan struct{})}
+		closed: make(chan struct{}), laddr: &Addr{}, raddr: &Addr{}}
 	if a, err := id.QueryAddr(); err == nil {
 		c.laddr, c.raddr = &Addr{a.Src}, &Addr{a.Dst}
 	}

@@ -99,7 +99,7 @@ func TestIntegrationRSAddrs(t *testing.T) {
 		t.Fatalf("server %v → %v, client %v → %v", srv.LocalAddr(), srv.RemoteAddr(), la, ra)
 	}
 	// A Dialer's LocalAddr binds the client: its port is the one asked.
-	local := &Addr{netip.AddrPortFrom(addr, 7490)}
+	local := Addr{netip.AddrPortFrom(addr, 7490)} // a value is a net.Addr too
 	cli2, srv2 := rsPair(t, l, &Dialer{LocalAddr: local})
 	if cli2.LocalAddr().String() != local.String() || srv2.RemoteAddr().String() != local.String() {
 		t.Fatalf("bound to %v: client from %v, server sees %v", local, cli2.LocalAddr(), srv2.RemoteAddr())

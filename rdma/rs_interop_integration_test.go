@@ -23,9 +23,13 @@ import (
 // a 16-byte sync from the client and back, then count transfers of size
 // bytes from the client and as many back. Each direction's bytes are
 // rstream's format_buf pattern: byte i of the stream is i mod 256.
+//
+// 1 MiB each way: more than twice rstream's receive buffer halves (it asks
+// for a 512 KiB buffer) and ours (128 KiB), so that both sides' credit
+// updates go round their buffers.
 const (
-	rstreamSize  = 4096
-	rstreamCount = 40
+	rstreamSize  = 16 << 10
+	rstreamCount = 64
 )
 
 type rstream struct {
