@@ -89,7 +89,8 @@ func (l *Listener) Accept() (net.Conn, error) {
 // AcceptConn waits for the next connection request, until ctx ends or
 // the listener is closed (an error matching net.ErrClosed), and accepts
 // it as rsocket's rs_accept does: a request with other than rsocket
-// version 1 connection data is rejected and the wait goes on.
+// version 1 connection data is rejected and the wait goes on. When the
+// listener's device goes away it fails with ErrDeviceRemoved.
 func (l *Listener) AcceptConn(ctx context.Context) (*Conn, error) {
 	opErr := func(err error) error {
 		return &net.OpError{Op: "accept", Net: "rdma", Addr: l.addr, Err: err}
@@ -110,6 +111,9 @@ func (l *Listener) AcceptConn(ctx context.Context) (*Conn, error) {
 			return nil, opErr(err)
 		}
 		ev.Ack()
+		if ev.Type == EventDeviceRemoval && ev.ID == l.id {
+			return nil, opErr(ErrDeviceRemoved)
+		}
 		if ev.Type != EventConnectRequest || ev.Listen != l.id {
 			if ev.ID != nil && ev.ID != l.id {
 				ev.ID.Close()
