@@ -51,6 +51,37 @@ func WaitListen(dev uint32, addr netip.AddrPort, d time.Duration) error {
 	return fmt.Errorf("nothing listens on %v after %v", addr, d)
 }
 
+// NoCMIDsLeft makes t fail, at its end, if rdma_cm ids of dev are
+// still there 5 s after its cleanups (processes that ended may take a
+// moment to let go of theirs). Call it first, before what it checks.
+func NoCMIDsLeft(t testing.TB, dev uint32) {
+	t.Helper()
+	t.Cleanup(func() {
+		c, err := nldev.Dial()
+		if err != nil {
+			t.Errorf("nldev: %v", err)
+			return
+		}
+		defer c.Close()
+		var ids []nldev.CMID
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if ids, err = c.CMIDs(dev); err != nil {
+				t.Errorf("cm_ids of device %d: %v", dev, err)
+				return
+			}
+			if len(ids) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+		}
+		for _, id := range ids {
+			t.Errorf("cm_id left: %+v", id)
+		}
+	})
+}
+
 var nextPort atomic.Int32
 
 func init() { nextPort.Store(20000) }
