@@ -130,9 +130,8 @@ func (n *node) destroy() {
 // getAddrs is get_rdma_addr: the passive (bind) address on a server,
 // the source (when -b) and destination on a client.
 func (t *test) getAddrs(passive bool) *cmnode.LookupError {
-	h := cmnode.AddrHints{Port: t.cfg.port, Numeric: t.cfg.numeric, IB: t.cfg.gid}
 	var err *cmnode.LookupError
-	t.src, t.dst, err = h.GetRDMAAddr(t.cfg.src, t.cfg.dst, passive)
+	t.src, t.dst, err = t.cfg.hints.GetRDMAAddr(t.cfg.src, t.cfg.dst, passive)
 	return err
 }
 

@@ -1,8 +1,12 @@
 package cmnode
 
 import (
+	"fmt"
+	"io"
 	"net/netip"
 	"strconv"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
 )
 
 // AddrHints are the rdma_addrinfo hints the examples pass to common.c's
@@ -66,4 +70,18 @@ func (h AddrHints) GetRDMAAddr(src, dst string, passive bool) (srcAP, dstAP neti
 	}
 	dstAP, err = h.Lookup(dst, false)
 	return srcAP, dstAP, err
+}
+
+// SetFormat is the examples' -f option: "ip..." (ip, ipv6) asks for
+// numeric hosts, "gid" for AF_IB ones, "name" for names (the default);
+// anything else is warned about on stderr. Letters match in any case.
+func (h *AddrHints) SetFormat(arg string, stderr io.Writer) {
+	switch {
+	case cflags.HasPrefixFold(arg, "ip"):
+		h.Numeric = true
+	case cflags.HasPrefixFold(arg, "gid"):
+		h.Numeric, h.IB = true, true
+	case !cflags.HasPrefixFold(arg, "name"):
+		fmt.Fprintf(stderr, "Warning: unknown address format\n")
+	}
 }
