@@ -27,6 +27,9 @@ func TestStatus(t *testing.T) {
 			t.Errorf("Status(%v) = %d, want %d", tc.err, got, tc.want)
 		}
 	}
+	if got := Perror("rdma_connect", fmt.Errorf("connect: %w", rdma.RejectReason(8))); got != "rdma_connect: Connection refused" {
+		t.Errorf("Perror: %q", got)
+	}
 	if got := Perror("rdma_bind_addr", fmt.Errorf("bind: %w", unix.EADDRINUSE)); got != "rdma_bind_addr: Address already in use" {
 		t.Errorf("Perror: %q", got)
 	}
