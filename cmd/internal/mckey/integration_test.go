@@ -46,27 +46,27 @@ func want(sender bool, group netip.Addr, data bool) *regexp.Regexp {
 	return regexp.MustCompile("^" + s + "test complete\nreturn status 0\n$")
 }
 
-// waitMember waits until an id of dev with a QP has resolved group: the
-// receiver is about to join (the sender's 3 s pause covers the rest).
-func waitMember(t *testing.T, dev uint32, group netip.Addr) {
-	t.Helper()
+// waitMember waits until an id of dev has resolved group (the kernel's
+// ids do not know user QPs): the receiver is about to join, and the
+// sender's 3 s pause after its own join covers the rest.
+func waitMember(dev uint32, group netip.Addr) error {
 	c, err := nldev.Dial()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer c.Close()
-	testenv.WaitFor(t, fmt.Sprintf("an id on %v", group), func() bool {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		ids, err := c.CMIDs(dev)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		for _, id := range ids {
-			if id.QP != nil && id.DstAddr.Addr() == group {
-				return true
+			if id.DstAddr.Addr() == group {
+				return nil
 			}
 		}
-		return false
-	})
+	}
+	return fmt.Errorf("no id on %v after 20s", group)
 }
 
 // pair runs a receiver and a sender on group with the counts given, and
@@ -76,7 +76,10 @@ func pair(t *testing.T, addr netip.Addr, dev uint32, recv, send cmtest.Side, gro
 	t.Helper()
 	args := []string{"-m", group.String(), "-b", addr.String(), "-S", "100"}
 	waitR := recv.Start(append(args, "-C", fmt.Sprint(recvC)), limit)
-	waitMember(t, dev, group)
+	if err := waitMember(dev, group); err != nil {
+		// waitR ends (kills) the receiver: nothing may outlive the test.
+		t.Fatalf("%v receiver: %v\n%v", recv, err, waitR())
+	}
 	time.Sleep(200 * time.Millisecond)
 	s = send.Start(append(args, "-s", "-C", fmt.Sprint(sendC)), 60*time.Second)()
 	return waitR(), s
