@@ -132,6 +132,9 @@ func TestIntegrationMckeyData(t *testing.T) {
 			if !ok && !(flaky && r.Code == -1) {
 				t.Fatalf("%v receiver: %v\n%v sender: %v", p[0], r, p[1], s)
 			}
+			if !ok {
+				t.Logf("6.12: the receiver got no datagrams (the kernel's multicast flake); it was killed")
+			}
 		})
 	}
 }
