@@ -15,10 +15,11 @@ import (
 	"github.com/rdmastack/rdmastack/ib"
 )
 
-// grhFixture reads testdata/grh/<name>: hex words, '#' comment lines.
+// grhFixture reads testdata/grh-<name>: hex words, '#' comment lines
+// (files, not a directory: the directories are kernels' fixtures).
 func grhFixture(t *testing.T, name string) []byte {
 	t.Helper()
-	s, err := os.ReadFile(filepath.Join("testdata", "grh", name))
+	s, err := os.ReadFile(filepath.Join("testdata", "grh-"+name))
 	if err != nil {
 		t.Fatal(err)
 	}
