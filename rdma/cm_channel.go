@@ -43,13 +43,9 @@ var nextUID atomic.Uint64
 // Like the kernel, and unlike librdmacm, it does not require an RDMA
 // device to exist: resolving an address fails instead.
 func CreateEventChannel() (*EventChannel, error) {
-	path, err := findRdmaCM()
+	n, path, err := openRdmaCM()
 	if err != nil {
-		return nil, err
-	}
-	n, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fmt.Errorf("rdma: create event channel: open %s: %w", path, err)
+		return nil, fmt.Errorf("rdma: create event channel: %w", err)
 	}
 	fd, err := waitfd.New(n, path)
 	if err != nil {

@@ -13,22 +13,50 @@ import (
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 )
 
-// rdmaCM is the rdma_cm char device and its ABI version, found once per
+// rdmaCM is the rdma_cm char device and its ABI version, once found. A
+// failed lookup is not kept: rdma_ucm may be loaded later in a long-lived
 // process.
 var rdmaCM struct {
-	once sync.Once
+	mu   sync.Mutex
 	path string
 	abi  uint64
-	err  error
 }
 
 // findRdmaCM asks RDMA netlink for the rdma_cm char device (GET_CHARDEV),
 // falling back on sysfs, as librdmacm does, and checks its ABI version.
 func findRdmaCM() (string, error) {
-	rdmaCM.once.Do(func() {
-		rdmaCM.path, rdmaCM.abi, rdmaCM.err = lookupRdmaCM(netlinkRdmaCM, sysfsRdmaCM)
-	})
-	return rdmaCM.path, rdmaCM.err
+	rdmaCM.mu.Lock()
+	defer rdmaCM.mu.Unlock()
+	if rdmaCM.path != "" {
+		return rdmaCM.path, nil
+	}
+	path, abi, err := lookupRdmaCM(netlinkRdmaCM, sysfsRdmaCM)
+	if err != nil {
+		return "", err
+	}
+	rdmaCM.path, rdmaCM.abi = path, abi
+	return path, nil
+}
+
+// openRdmaCM opens a new file of the rdma_cm device. When the device is
+// gone (rdma_ucm unloaded since it was found) it forgets the path and
+// says what is missing.
+func openRdmaCM() (int, string, error) {
+	path, err := findRdmaCM()
+	if err != nil {
+		return -1, "", err
+	}
+	n, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	switch err {
+	case nil:
+		return n, path, nil
+	case unix.ENOENT, unix.ENXIO, unix.ENODEV:
+		rdmaCM.mu.Lock()
+		rdmaCM.path = ""
+		rdmaCM.mu.Unlock()
+		return -1, path, fmt.Errorf("rdma: open %s (is rdma_ucm loaded?): %w: %w", path, ErrNotSupported, err)
+	}
+	return -1, path, fmt.Errorf("rdma: open %s: %w", path, err)
 }
 
 // sysfsRdmaCM is where the misc device's ABI version shows when
@@ -55,7 +83,7 @@ func lookupRdmaCM(netlink func() (string, uint64, error), sysfs string) (string,
 	if err != nil {
 		b, err := os.ReadFile(sysfs)
 		if err != nil {
-			return "", 0, fmt.Errorf("rdma: find the rdma_cm device: neither RDMA netlink nor sysfs knows it (is rdma_ucm loaded?): %w", err)
+			return "", 0, fmt.Errorf("rdma: find the rdma_cm device: neither RDMA netlink nor sysfs knows it (is rdma_ucm loaded?): %w: %w", ErrNotSupported, err)
 		}
 		if abi, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32); err != nil {
 			return "", 0, fmt.Errorf("rdma: rdma_cm abi_version %q: %w", b, unix.EPROTO)

@@ -12,12 +12,13 @@ import (
 
 // TestLookupRdmaCM: without rdma_ucm (netlink does not know the char
 // device, sysfs has no file) the error says so and matches
-// os.ErrNotExist; a foreign ABI version matches ErrNotSupported.
+// ErrNotSupported and os.ErrNotExist; a foreign ABI version matches
+// ErrNotSupported.
 func TestLookupRdmaCM(t *testing.T) {
 	none := func() (string, uint64, error) { return "", 0, unix.ENOENT }
 	dir := t.TempDir()
 	_, _, err := lookupRdmaCM(none, filepath.Join(dir, "abi_version"))
-	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "rdma_ucm") {
+	if !errors.Is(err, os.ErrNotExist) || !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "rdma_ucm") {
 		t.Errorf("no rdma_ucm: %v", err)
 	}
 	for _, c := range []struct {

@@ -5,7 +5,14 @@
 //
 // Usage:
 //
-//	ucmatose [-s server_address] [-b bind_address] [-c connections] [-C message_count] [-S message_size] [-p port_number]
+//	ucmatose [-s server_address] [-b bind_address] [-f name|ip|ipv6|gid] [-P tcp|ib]
+//	         [-c connections] [-C message_count] [-S message_size] [-t type_of_service]
+//	         [-p port_number] [-m] [-a ack_timeout]
+//
+// -t and -a set the ids' TOS and ACK timeout options, -m moves every id
+// to a new event channel before the disconnect. -f gid (AF_IB addresses)
+// fails as a lookup error ("ai_family not supported"): AF_IB is not
+// implemented.
 package main
 
 import (

@@ -97,7 +97,9 @@ func TestDeadlineAndCancel(t *testing.T) {
 		t.Fatalf("the value queued is still there: %d, %v", n, err)
 	}
 
-	// Cancelling wakes a parked waiter within 10 ms.
+	// Cancelling wakes a parked waiter at once: well within 100 ms, a
+	// bound that leaves room for a busy TCG guest's scheduling (12.5 ms
+	// seen on 6.1) and still fails a waiter that polls for cancellation.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := fd.Read(ctx, b[:]); done <- err }()
@@ -109,7 +111,7 @@ func TestDeadlineAndCancel(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled wait: %v", err)
 		}
-		if d := time.Since(t0); d > 10*time.Millisecond {
+		if d := time.Since(t0); d > 100*time.Millisecond {
 			t.Fatalf("cancel woke the waiter after %v", d)
 		}
 	case <-time.After(5 * time.Second):

@@ -3,7 +3,6 @@ package cmatose
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
@@ -28,14 +27,12 @@ const usageFormat = `usage: %s
 
 // config is a parsed command line, with cmatose.c's (v44) defaults.
 type config struct {
-	dst, src    string // -s (client mode), -b
-	numeric     bool   // -f ip, ipv6
-	gid         bool   // -f gid (AF_IB)
+	dst, src    string           // -s (client mode), -b
+	hints       cmnode.AddrHints // -f, and the port (-p on ucmatose)
 	ps          rdma.PortSpace
 	connections int
 	count       int
 	size        int
-	port        string
 	tos         uint8
 	setTOS      bool
 	ackTimeout  uint8
@@ -46,7 +43,7 @@ type config struct {
 // parse reads the command line as cmatose's main does; an unknown
 // option prints glibc's complaint and the usage, and exits 1.
 func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error) {
-	c := &config{ps: rdma.PortSpaceTCP, connections: 1, count: 10, size: 100, port: "7471"}
+	c := &config{ps: rdma.PortSpaceTCP, connections: 1, count: 10, size: 100, hints: cmnode.AddrHints{Port: "7471"}}
 	g := cflags.New(prog, args, "s:b:f:P:c:C:S:t:p:a:m", nil)
 	for g.Next() {
 		switch arg := g.Arg(); g.Opt() {
@@ -55,19 +52,12 @@ func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error
 		case 'b':
 			c.src = arg
 		case 'f':
-			switch {
-			case hasPrefixFold(arg, "ip"):
-				c.numeric = true
-			case hasPrefixFold(arg, "gid"):
-				c.numeric, c.gid = true, true
-			case !hasPrefixFold(arg, "name"):
-				fmt.Fprintf(stderr, "Warning: unknown address format\n")
-			}
+			c.hints.SetFormat(arg, stderr)
 		case 'P':
 			switch {
-			case hasPrefixFold(arg, "ib"):
+			case cflags.HasPrefixFold(arg, "ib"):
 				c.ps = rdma.PortSpaceIB
-			case !hasPrefixFold(arg, "tcp"):
+			case !cflags.HasPrefixFold(arg, "tcp"):
 				fmt.Fprintf(stderr, "Warning: unknown port space format\n")
 			}
 		case 'c':
@@ -79,7 +69,7 @@ func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error
 		case 't':
 			c.setTOS, c.tos = true, uint8(cflags.ULong(arg))
 		case 'p':
-			c.port = arg
+			c.hints.Port = arg
 		case 'a':
 			c.setTimeout, c.ackTimeout = true, uint8(cflags.ULong(arg))
 		case 'm':
@@ -91,9 +81,4 @@ func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error
 		}
 	}
 	return c, nil
-}
-
-// hasPrefixFold is strncasecmp(word, s, len(word)) == 0.
-func hasPrefixFold(s, word string) bool {
-	return len(s) >= len(word) && strings.EqualFold(s[:len(word)], word)
 }

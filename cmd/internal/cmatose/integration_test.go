@@ -33,6 +33,12 @@ const (
 // outputs.
 func run(t testing.TB, addr netip.Addr, dev uint32, server, client cmtest.Side, extra ...string) {
 	t.Helper()
+	runWant(t, addr, dev, server, client, serverOut, clientOut, extra...)
+}
+
+// runWant is run with the outputs each side must print.
+func runWant(t testing.TB, addr netip.Addr, dev uint32, server, client cmtest.Side, serverOut, clientOut string, extra ...string) {
+	t.Helper()
 	port := cmtest.Port()
 	p := []string{"-p", strconv.Itoa(int(port))}
 	waitS := server.Start(append(append([]string{"-b", addr.String()}, p...), extra...), 120*time.Second)
@@ -50,10 +56,30 @@ func run(t testing.TB, addr netip.Addr, dev uint32, server, client cmtest.Side, 
 // each way, ours against ours and against rdma-core's in both roles.
 func TestIntegrationUcmatose(t *testing.T) {
 	addr, dev := cmtest.RxeAddr(t)
+	cmtest.NoCMIDsLeft(t, dev)
 	o, r := sides(t)
 	for _, pair := range [][2]cmtest.Side{{o, o}, {r, o}, {o, r}} {
 		t.Run(fmt.Sprintf("%v-%v", pair[0], pair[1]), func(t *testing.T) {
 			run(t, addr, dev, pair[0], pair[1], "-c", "4", "-C", "10", "-S", "100")
+		})
+	}
+}
+
+// TestIntegrationUcmatoseOptions: -t (type of service), -a (ACK timeout)
+// and -m (both sides move their ids to a new event channel before the
+// disconnect), ours against ours and against rdma-core's in both roles:
+// the options are taken without complaint, and the migrated ids still
+// see the disconnect.
+func TestIntegrationUcmatoseOptions(t *testing.T) {
+	addr, dev := cmtest.RxeAddr(t)
+	cmtest.NoCMIDsLeft(t, dev)
+	o, r := sides(t)
+	const mig = "migrating to new event channel\n"
+	sOut := strings.Replace(serverOut, "cmatose: disconnecting\n", mig+"cmatose: disconnecting\n", 1)
+	cOut := strings.Replace(clientOut, "test complete\n", mig+"test complete\n", 1)
+	for _, pair := range [][2]cmtest.Side{{o, o}, {r, o}, {o, r}} {
+		t.Run(fmt.Sprintf("%v-%v", pair[0], pair[1]), func(t *testing.T) {
+			runWant(t, addr, dev, pair[0], pair[1], sOut, cOut, "-c", "2", "-C", "4", "-t", "32", "-a", "16", "-m")
 		})
 	}
 }

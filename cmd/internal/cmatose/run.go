@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -61,6 +60,7 @@ type test struct {
 	connectsLeft    int
 	disconnectsLeft int
 	dst, src        netip.AddrPort
+	extra           []*rdma.EventChannel // a failed migration's channels
 }
 
 func (t *test) printf(format string, a ...any) { fmt.Fprintf(t.stdout, format, a...) }
@@ -91,7 +91,10 @@ func (t *test) main() int {
 	for _, n := range t.nodes {
 		n.destroy()
 	}
-	ch.Close()
+	t.ch.Close()
+	for _, c := range t.extra {
+		c.Close()
+	}
 	t.printf("return status %d\n", ret)
 	return ret
 }
@@ -124,53 +127,11 @@ func (n *node) destroy() {
 	}
 }
 
-// lookup is get_rdma_addr's rdma_getaddrinfo for one address, with its
-// failure as a gai code and text.
-func (t *test) lookup(host string, passive bool) (netip.AddrPort, *cmnode.LookupError) {
-	port, err := strconv.ParseUint(t.cfg.port, 10, 16)
-	if err != nil {
-		return netip.AddrPort{}, &cmnode.LookupError{Code: -8, Text: "Servname not supported for ai_socktype"} // EAI_SERVICE
-	}
-	if host == "" {
-		if passive {
-			return netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(port)), nil
-		}
-		return netip.AddrPortFrom(netip.MustParseAddr("::1"), uint16(port)), nil
-	}
-	if t.cfg.gid {
-		return netip.AddrPort{}, &cmnode.LookupError{Code: -6, Text: "ai_family not supported"} // EAI_FAMILY: AF_IB addresses are not implemented
-	}
-	if t.cfg.numeric {
-		a, err := netip.ParseAddr(host)
-		if err != nil {
-			return netip.AddrPort{}, &cmnode.LookupError{Code: -2, Text: "Name or service not known"}
-		}
-		return netip.AddrPortFrom(a, uint16(port)), nil
-	}
-	a, err := cmnode.Lookup(host)
-	if err != nil {
-		return netip.AddrPort{}, err.(*cmnode.LookupError)
-	}
-	return netip.AddrPortFrom(a, uint16(port)), nil
-}
-
 // getAddrs is get_rdma_addr: the passive (bind) address on a server,
 // the source (when -b) and destination on a client.
 func (t *test) getAddrs(passive bool) *cmnode.LookupError {
-	if passive {
-		a, err := t.lookup(t.cfg.src, true)
-		t.src = a
-		return err
-	}
-	if t.cfg.src != "" {
-		a, err := t.lookup(t.cfg.src, true)
-		if err != nil {
-			return err
-		}
-		t.src = netip.AddrPortFrom(a.Addr(), 0)
-	}
-	a, err := t.lookup(t.cfg.dst, false)
-	t.dst = a
+	var err *cmnode.LookupError
+	t.src, t.dst, err = t.cfg.hints.GetRDMAAddr(t.cfg.src, t.cfg.dst, passive)
 	return err
 }
 
@@ -248,19 +209,23 @@ func (t *test) pollCQs(recv bool) int {
 	return 0
 }
 
-// setOption stands for rdma_set_option, which package rdma does not
-// offer yet: the C program reports the failure and goes on.
-func (t *test) setOption(what string) {
-	t.perror(what, unix.EOPNOTSUPP)
+// setOptions sets -t's type of service (before route resolution) and
+// -a's ACK timeout, as the C program: a failure is reported, not fatal.
+func (t *test) setOptions(id *rdma.ID, tos bool) {
+	if tos && t.cfg.setTOS {
+		if err := id.SetOption(rdma.OptionTOS, int(t.cfg.tos)); err != nil {
+			t.perror("cmatose: set TOS option failed", err)
+		}
+	}
+	if t.cfg.setTimeout {
+		if err := id.SetOption(rdma.OptionAckTimeout, int(t.cfg.ackTimeout)); err != nil {
+			t.perror("cmatose: set ack timeout option failed", err)
+		}
+	}
 }
 
 func (t *test) addrHandler(n *node) int {
-	if t.cfg.setTOS {
-		t.setOption("cmatose: set TOS option failed")
-	}
-	if t.cfg.setTimeout {
-		t.setOption("cmatose: set ack timeout option failed")
-	}
+	t.setOptions(n.id, true)
 	if err := n.id.ResolveRoute(context.Background(), resolveTimeout); err != nil {
 		t.perror("cmatose: resolve route failed", err)
 		t.connectsLeft--
@@ -298,6 +263,7 @@ func (t *test) connectHandler(id *rdma.ID) int {
 		t.byID[id] = n
 		ret = t.initNode(n)
 		if ret == 0 {
+			t.setOptions(id, false)
 			ret = t.postRecvs(n)
 		}
 		if ret == 0 {
@@ -368,11 +334,34 @@ func (t *test) loop(left *int, phase string) int {
 	return ret
 }
 
-func (t *test) migrateChannel() int {
+// migrateChannel moves the listener (on a server) and every node's id
+// to a new event channel, which replaces the old one (rdma_migrate_id).
+func (t *test) migrateChannel(listen *rdma.ID) int {
 	t.printf("migrating to new event channel\n")
-	// rdma_migrate_id is not in package rdma yet.
-	t.perror("cmatose: failure migrating to channel", unix.ENOSYS)
-	return -1
+	ch, err := rdma.CreateEventChannel()
+	if err != nil {
+		t.perror("cmatose: failed to create event channel", err)
+		return -1
+	}
+	ids := []*rdma.ID{listen}
+	for _, n := range t.nodes {
+		ids = append(ids, n.id)
+	}
+	for _, id := range ids {
+		if id == nil {
+			continue
+		}
+		if err := id.Migrate(ch); err != nil {
+			t.perror("cmatose: failure migrating to channel", err)
+			// The ids moved so far stay on the new channel, which the
+			// end closes with the old one.
+			t.extra = append(t.extra, ch)
+			return -1
+		}
+	}
+	t.ch.Close()
+	t.ch = ch
+	return 0
 }
 
 func (t *test) runServer() int {
@@ -416,7 +405,7 @@ func (t *test) runServer() int {
 		t.printf("data transfers complete\n")
 	}
 	if t.cfg.migrate {
-		if ret := t.migrateChannel(); ret != 0 {
+		if ret := t.migrateChannel(listen); ret != 0 {
 			return ret
 		}
 	}
@@ -451,7 +440,9 @@ func (t *test) runClient() int {
 	if ret == 0 {
 		ret = t.transfer()
 		if ret == 0 && t.cfg.migrate {
-			return t.migrateChannel()
+			if ret = t.migrateChannel(nil); ret != 0 {
+				return ret
+			}
 		}
 	}
 	if ret2 := t.loop(&t.disconnectsLeft, "disconnect"); ret2 != 0 {

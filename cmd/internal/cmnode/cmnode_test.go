@@ -27,6 +27,9 @@ func TestStatus(t *testing.T) {
 			t.Errorf("Status(%v) = %d, want %d", tc.err, got, tc.want)
 		}
 	}
+	if got := Perror("rdma_connect", fmt.Errorf("connect: %w", rdma.RejectReason(8))); got != "rdma_connect: Connection refused" {
+		t.Errorf("Perror: %q", got)
+	}
 	if got := Perror("rdma_bind_addr", fmt.Errorf("bind: %w", unix.EADDRINUSE)); got != "rdma_bind_addr: Address already in use" {
 		t.Errorf("Perror: %q", got)
 	}
@@ -44,5 +47,33 @@ func TestLookup(t *testing.T) {
 	var le *LookupError
 	if !errors.As(err, &le) || le.Code != -2 || le.Error() != "Name or service not known" {
 		t.Errorf("Lookup(bad host): %v", err)
+	}
+}
+
+// TestGetRDMAAddr: get_rdma_addr's results and getaddrinfo's failures.
+func TestGetRDMAAddr(t *testing.T) {
+	h := AddrHints{Port: "7174", Numeric: true}
+	src, dst, err := h.GetRDMAAddr("10.0.0.2", "10.0.0.1", false)
+	if err != nil || src.String() != "10.0.0.2:0" || dst.String() != "10.0.0.1:7174" {
+		t.Errorf("client: %v %v %v", src, dst, err)
+	}
+	if src, _, err := h.GetRDMAAddr("", "", true); err != nil || src.String() != "0.0.0.0:7174" {
+		t.Errorf("server on every address: %v %v", src, err)
+	}
+	if _, dst, err := h.GetRDMAAddr("", "", false); err != nil || dst.String() != "[::1]:7174" {
+		t.Errorf("client without a destination: %v %v", dst, err)
+	}
+	for _, tc := range []struct {
+		h    AddrHints
+		host string
+		code int
+	}{
+		{AddrHints{Port: "x"}, "10.0.0.1", -8},
+		{AddrHints{Numeric: true}, "name", -2},
+		{AddrHints{IB: true}, "fe80::1", -6},
+	} {
+		if _, _, err := tc.h.GetRDMAAddr("", tc.host, false); err == nil || err.Code != tc.code {
+			t.Errorf("%+v %q: %v, want code %d", tc.h, tc.host, err, tc.code)
+		}
 	}
 }

@@ -34,11 +34,16 @@ func Status(err error) int {
 func EventName(t rdma.EventType) string { return t.String() }
 
 // Errno is the errno a failed call leaves, for perror: the unix.Errno in
-// err, else EINVAL.
+// err; ECONNREFUSED for a rejection (librdmacm's synchronous calls
+// report a REJECTED event so); else EINVAL.
 func Errno(err error) unix.Errno {
 	var en unix.Errno
 	if errors.As(err, &en) {
 		return en
+	}
+	var rr rdma.RejectReason
+	if errors.As(err, &rr) {
+		return unix.ECONNREFUSED
 	}
 	return unix.EINVAL
 }

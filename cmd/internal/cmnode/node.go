@@ -13,9 +13,10 @@ import (
 
 // NodeConfig is what a connection's QP needs.
 type NodeConfig struct {
-	CQE         int  // entries of each CQ
-	SplitCQs    bool // a send CQ and a receive CQ (else one for both)
-	CompChannel bool // the CQs report to a completion channel (armed once)
+	QPType      ib.QPType // ib.QPTypeRC when zero
+	CQE         int       // entries of each CQ
+	SplitCQs    bool      // a send CQ and a receive CQ (else one for both)
+	CompChannel bool      // the CQs report to a completion channel (armed once)
 	Cap         uverbs.QPCap
 	SigAll      bool
 
@@ -83,7 +84,11 @@ func NewNode(id *rdma.ID, cfg NodeConfig) (_ *Node, err error) {
 			}
 		}
 	}
-	init := uverbs.QPInit{Type: ib.QPTypeRC, SendCQ: n.SendCQ, RecvCQ: n.RecvCQ, Cap: cfg.Cap, SQSigAll: cfg.SigAll}
+	typ := cfg.QPType
+	if typ == 0 {
+		typ = ib.QPTypeRC
+	}
+	init := uverbs.QPInit{Type: typ, SendCQ: n.SendCQ, RecvCQ: n.RecvCQ, Cap: cfg.Cap, SQSigAll: cfg.SigAll}
 	if !cfg.OwnQP {
 		if n.QP, err = id.CreateQP(n.PD, init); err != nil {
 			return nil, err

@@ -100,8 +100,47 @@ type QueryPathResp struct {
 type PathRecData struct {
 	Flags    uint32
 	Reserved uint32
-	PathRec  [64]byte
+	PathRec  SAPathRecord
 }
+
+// SAPathRecord is an SA PathRecord attribute in wire format (InfiniBand
+// Architecture Specification vol. 1, 15.2.5.16; rdma-core's
+// infiniband/sa.h struct ibv_path_record): big-endian, with sub-byte
+// fields packed as the comments say. ib_path_rec_data carries it as
+// __u32 path_rec[16].
+type SAPathRecord struct {
+	ServiceID         [8]byte
+	DGID              [16]byte
+	SGID              [16]byte
+	DLID              [2]byte
+	SLID              [2]byte
+	FlowLabelHopLimit [4]byte // raw traffic:1, reserved:3, flow label:20, hop limit:8
+	TClass            uint8
+	ReversibleNumPath uint8 // reversible:1, numb path:7
+	PKey              [2]byte
+	QoSClassSL        [2]byte // QoS class:12, SL:4
+	MTU               uint8   // selector:2, MTU:6
+	Rate              uint8   // selector:2, rate:6
+	PacketLifeTime    uint8   // selector:2, packet lifetime:6
+	Preference        uint8
+	Reserved          [6]byte
+}
+
+// Flags of struct ib_path_rec_data (enum in <rdma/ib_user_sa.h>).
+const (
+	IB_PATH_GMP             = 1 << 0
+	IB_PATH_PRIMARY         = 1 << 1
+	IB_PATH_ALTERNATE       = 1 << 2
+	IB_PATH_OUTBOUND        = 1 << 3
+	IB_PATH_INBOUND         = 1 << 4
+	IB_PATH_INBOUND_REVERSE = 1 << 5
+)
+
+// QueryPathMax is how many records a QUERY PATH response has room for
+// (librdmacm's ucma_query_path asks for six). The kernel only copies a
+// record while more than one record's size remains, so the buffer has
+// one spare record's room.
+const QueryPathMax = 6
 
 // ConnParam is struct rdma_ucm_conn_param.
 type ConnParam struct {

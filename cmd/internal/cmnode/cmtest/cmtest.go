@@ -51,6 +51,37 @@ func WaitListen(dev uint32, addr netip.AddrPort, d time.Duration) error {
 	return fmt.Errorf("nothing listens on %v after %v", addr, d)
 }
 
+// NoCMIDsLeft makes t fail, at its end, if rdma_cm ids of dev are
+// still there 5 s after its cleanups (processes that ended may take a
+// moment to let go of theirs). Call it first, before what it checks.
+func NoCMIDsLeft(t testing.TB, dev uint32) {
+	t.Helper()
+	t.Cleanup(func() {
+		c, err := nldev.Dial()
+		if err != nil {
+			t.Errorf("nldev: %v", err)
+			return
+		}
+		defer c.Close()
+		var ids []nldev.CMID
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if ids, err = c.CMIDs(dev); err != nil {
+				t.Errorf("cm_ids of device %d: %v", dev, err)
+				return
+			}
+			if len(ids) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+		}
+		for _, id := range ids {
+			t.Errorf("cm_id left: %+v", id)
+		}
+	})
+}
+
 var nextPort atomic.Int32
 
 func init() { nextPort.Store(20000) }
@@ -61,11 +92,37 @@ func Port() uint16 { return uint16(nextPort.Add(1)) }
 // MainFunc is an engine's Main.
 type MainFunc func(stdout, stderr io.Writer, args []string) error
 
-// Side is one end: ours in-process (Main), or rdma-core's program.
+// Side is one end: ours in-process (Main), or a program: rdma-core's,
+// or ours as a process (Self).
 type Side struct {
 	Name   string
 	Main   MainFunc // ours
-	Oracle string   // rdma-core's path
+	Oracle string   // the program's path
+	Env    []string // added to the program's environment
+}
+
+// selfEnv makes a test binary that RunSelf's TestMain runs be the
+// command rather than the tests.
+const selfEnv = "RDMASTACK_CMTEST_SELF"
+
+// Self is ours as a process: the test binary again, which RunSelf (in
+// its TestMain) turns into the command. Unlike an in-process side, one
+// that never ends can be killed, and the kernel then frees its ids.
+func Self(name string) Side {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return Side{Name: name, Oracle: exe, Env: []string{selfEnv + "=1"}}
+}
+
+// RunSelf, called first in TestMain, runs main with the process's
+// arguments and exits when the process is a Self side; otherwise it
+// returns.
+func RunSelf(main MainFunc) {
+	if os.Getenv(selfEnv) == "1" {
+		cmnode.Exit(os.Stderr, main(os.Stdout, os.Stderr, os.Args[1:]))
+	}
 }
 
 func (s Side) String() string { return s.Name }
@@ -112,7 +169,7 @@ func (s Side) Start(args []string, limit time.Duration) func() Result {
 	cmd := exec.Command(s.Oracle, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	// A Go side that hangs dumps every goroutine's stack on SIGQUIT.
-	cmd.Env = append(os.Environ(), "GOTRACEBACK=all")
+	cmd.Env = append(append(os.Environ(), "GOTRACEBACK=all"), s.Env...)
 	if err := cmd.Start(); err != nil {
 		done <- Result{Code: -1, Err: err}
 	} else {

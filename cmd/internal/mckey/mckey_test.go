@@ -1,0 +1,57 @@
+package mckey
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/rdma"
+)
+
+// TestParse: mckey's options as getopt and mckey.c's main read them
+// (messages as rdma-core's v44 mckey prints them).
+func TestParse(t *testing.T) {
+	usage := fmt.Sprintf(usageFormat, "mckey")
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{[]string{"-x"}, 1, usage, "mckey: invalid option -- 'x'\n"},
+		{[]string{"-m"}, 1, usage, "mckey: option requires an argument -- 'm'\n"},
+		{[]string{"-M", "ff12::1"}, 1, "unmapped multicast address requires binding to source address\n", ""},
+		{[]string{"-m", "239.1.1.1", "-s", "-b", "10.0.0.1", "-c", "2", "-C", "0x10", "-S", "64", "-p", "0x2", "-o", "-l"}, 0, "", ""},
+		{[]string{"-M", "ff12::1", "-b", "10.0.0.1"}, 0, "", ""},
+	} {
+		var so, se bytes.Buffer
+		c, err := parse("mckey", &so, &se, tc.args)
+		var ee *cmnode.ExitError
+		code := 0
+		if errors.As(err, &ee) {
+			code = ee.Code
+		} else if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if code != tc.code || so.String() != tc.stdout || se.String() != tc.stderr {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", tc.args, code, so.String(), se.String())
+		}
+		if code != 0 {
+			continue
+		}
+		ok := true
+		switch tc.args[0] {
+		case "-m":
+			// atoi stops at the x of 0x10; -p takes base 0.
+			ok = c.dst == "239.1.1.1" && !c.unmapped && c.sender && c.src == "10.0.0.1" && c.connections == 2 &&
+				c.count == 0 && c.size == 64 && c.ps == rdma.PortSpaceIPoIB && c.sendOnly && c.noLoopback
+		case "-M":
+			ok = c.dst == "ff12::1" && c.unmapped && !c.sender && c.connections == 1 && c.count == 10 && c.size == 100 &&
+				c.ps == rdma.PortSpaceUDP && !c.sendOnly && !c.noLoopback
+		}
+		if !ok {
+			t.Errorf("%q: %+v", tc.args, c)
+		}
+	}
+}

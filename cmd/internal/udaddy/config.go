@@ -1,0 +1,78 @@
+package udaddy
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/rdma"
+)
+
+const usageFormat = `usage: %s
+	[-s server_address]
+	[-b bind_address]
+	[-f address_format]
+	    name, ip, ipv6, or gid
+	[-P port_space]
+	    udp or ipoib
+	[-c connections]
+	[-C message_count]
+	[-S message_size]
+	[-t type_of_service]
+	[-p port_space - 0x111 for UDP (default), 0x2 for IPOIB]
+`
+
+// port is udaddy's service: fixed, -p is the port space.
+const port = "7174"
+
+// config is a parsed command line, with udaddy.c's (v44) defaults.
+type config struct {
+	dst, src    string           // -s (client mode), -b
+	hints       cmnode.AddrHints // -f; the port is fixed
+	ps          rdma.PortSpace
+	connections int
+	count       int
+	size        int
+	tos         uint8
+	setTOS      bool
+}
+
+// parse reads the command line as udaddy's main does (getopt); an
+// unknown option prints glibc's complaint and the usage, and exits 1.
+func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error) {
+	c := &config{ps: rdma.PortSpaceUDP, connections: 1, count: 10, size: 100, hints: cmnode.AddrHints{Port: port}}
+	g := cflags.New(prog, args, "s:b:c:C:S:t:p:P:f:", nil)
+	for g.Next() {
+		switch arg := g.Arg(); g.Opt() {
+		case 's':
+			c.dst = arg
+		case 'b':
+			c.src = arg
+		case 'c':
+			c.connections = cmnode.Atoi(arg)
+		case 'C':
+			c.count = cmnode.Atoi(arg)
+		case 'S':
+			c.size = cmnode.Atoi(arg)
+		case 't':
+			c.setTOS, c.tos = true, uint8(cflags.ULong(arg))
+		case 'p': // backwards compatibility: the port space as a number
+			c.ps = rdma.PortSpace(cflags.Long(arg))
+		case 'f':
+			c.hints.SetFormat(arg, stderr)
+		case 'P':
+			switch {
+			case cflags.HasPrefixFold(arg, "ipoib"):
+				c.ps = rdma.PortSpaceIPoIB
+			case !cflags.HasPrefixFold(arg, "udp"):
+				fmt.Fprintf(stderr, "Warning: unknown port space format\n")
+			}
+		default:
+			fmt.Fprintln(stderr, g.Err())
+			fmt.Fprintf(stdout, usageFormat, prog)
+			return nil, &cmnode.ExitError{Code: 1}
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,61 @@
+package udaddy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/rdma"
+)
+
+// TestParse: udaddy's options as getopt and udaddy.c's main read them
+// (messages as rdma-core's v44 udaddy prints them).
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{[]string{"-x"}, 1, fmt.Sprintf(usageFormat, "udaddy"), "udaddy: invalid option -- 'x'\n"},
+		{[]string{"-s"}, 1, fmt.Sprintf(usageFormat, "udaddy"), "udaddy: option requires an argument -- 's'\n"},
+		// -m is cmatose's, not udaddy's.
+		{[]string{"-m"}, 1, fmt.Sprintf(usageFormat, "udaddy"), "udaddy: invalid option -- 'm'\n"},
+		{[]string{"-f", "bogus", "-P", "tcp", "-s", "h", "-b", "b", "-c", "3", "-C", "0x10", "-S", "64", "-t", "0x20"}, 0, "",
+			"Warning: unknown address format\nWarning: unknown port space format\n"},
+		{[]string{"-fIPv6", "-PIPoIB"}, 0, "", ""},
+		{[]string{"-p", "0x0002", "-f", "gid"}, 0, "", ""},
+	} {
+		var so, se bytes.Buffer
+		c, err := parse("udaddy", &so, &se, tc.args)
+		var ee *cmnode.ExitError
+		code := 0
+		if errors.As(err, &ee) {
+			code = ee.Code
+		} else if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if code != tc.code || so.String() != tc.stdout || se.String() != tc.stderr {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", tc.args, code, so.String(), se.String())
+		}
+		if code != 0 {
+			continue
+		}
+		ok := true
+		switch tc.args[0] {
+		case "-f":
+			// atoi stops at the x of 0x10; -t takes base 0.
+			ok = c.dst == "h" && c.src == "b" && c.connections == 3 && c.count == 0 && c.size == 64 && c.setTOS &&
+				c.tos == 0x20 && !c.hints.Numeric && c.ps == rdma.PortSpaceUDP
+		case "-fIPv6":
+			ok = c.hints.Numeric && !c.hints.IB && c.ps == rdma.PortSpaceIPoIB && c.connections == 1 && c.count == 10 &&
+				c.size == 100 && !c.setTOS
+		case "-p":
+			ok = c.ps == rdma.PortSpaceIPoIB && c.hints.IB && c.hints.Numeric
+		}
+		if !ok || c.hints.Port != "7174" {
+			t.Errorf("%q: %+v", tc.args, c)
+		}
+	}
+}

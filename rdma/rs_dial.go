@@ -1,0 +1,152 @@
+package rdma
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/rdma/internal/rsproto"
+)
+
+// Dialer holds the options of Dial (rsocket, rbind, rconnect).
+type Dialer struct {
+	// Timeout bounds the whole dial (resolution and connection); 0 means
+	// no bound other than the context's.
+	Timeout time.Duration
+	// LocalAddr, an *Addr (or *net.TCPAddr), is the address to bind to;
+	// nil lets the route choose.
+	LocalAddr net.Addr
+	// KeepAlive is the interval of keepalive probes (rsocket's 0-byte
+	// RDMA writes, whose failure reveals a dead peer): 0 means 15s, < 0
+	// none.
+	KeepAlive time.Duration
+	// ResolveTimeout bounds address and route resolution each; 0 means
+	// 2s, as librdmacm's tools use.
+	ResolveTimeout time.Duration
+}
+
+// Dial connects to address ("host:port") on network "rdma", "rdma4" or
+// "rdma6" with the zero Dialer.
+func Dial(network, address string) (*Conn, error) {
+	var d Dialer
+	return d.DialContext(context.Background(), network, address)
+}
+
+// DialContext is Dial with a context that bounds the dial.
+func DialContext(ctx context.Context, network, address string) (*Conn, error) {
+	var d Dialer
+	return d.DialContext(ctx, network, address)
+}
+
+// DialContext connects to address as rsocket's rconnect does: resolve the
+// address and the route, make the QP and buffers, and connect with the
+// rsocket connection data; the peer must be an rsocket listener (Listen,
+// or rsocket(3)'s rlisten). Errors are *net.OpError; a refused
+// connection matches unix.ECONNREFUSED.
+func (d *Dialer) DialContext(ctx context.Context, network, address string) (*Conn, error) {
+	opErr := func(addr net.Addr, err error) error {
+		return &net.OpError{Op: "dial", Net: network, Source: d.LocalAddr, Addr: addr, Err: err}
+	}
+	if d.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.Timeout)
+		defer cancel()
+	}
+	dst, err := resolveRS(ctx, network, address)
+	if err != nil {
+		return nil, opErr(nil, err)
+	}
+	raddr := &Addr{dst}
+	src, err := addrPortOf(d.LocalAddr)
+	if err != nil {
+		return nil, opErr(raddr, err)
+	}
+	c, err := d.dial(ctx, src, dst)
+	if err != nil {
+		return nil, opErr(raddr, err)
+	}
+	return c, nil
+}
+
+func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, err error) {
+	rt := d.ResolveTimeout
+	if rt <= 0 {
+		rt = 2 * time.Second
+	}
+	ch, err := CreateEventChannel()
+	if err != nil {
+		return nil, err
+	}
+	id, err := ch.CreateID(PortSpaceTCP, ib.QPTypeRC)
+	if err != nil {
+		return nil, errors.Join(err, ch.Close())
+	}
+	var res rsResources
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, id.Close(), ch.Close(), res.close())
+		}
+	}()
+	if src.IsValid() {
+		if err := id.Bind(src); err != nil {
+			return nil, err
+		}
+	}
+	// A bound id resolves from its address: no source to pass again.
+	if err := id.ResolveAddr(ctx, netip.AddrPort{}, dst, rt); err != nil {
+		return nil, err
+	}
+	if _, err := awaitEvent(ctx, id, EventAddrResolved); err != nil {
+		return nil, err
+	}
+	if err := id.ResolveRoute(ctx, rt); err != nil {
+		return nil, err
+	}
+	if _, err := awaitEvent(ctx, id, EventRouteResolved); err != nil {
+		return nil, err
+	}
+	if err := res.setup(id); err != nil {
+		return nil, err
+	}
+	c := newConn(id, ch, res)
+	cd := c.ourConnData()
+	if err := id.Connect(ctx, &ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: 7, RNRRetryCount: 7}); err != nil {
+		return nil, err
+	}
+	ev, err := awaitEvent(ctx, id, EventEstablished)
+	if err != nil {
+		return nil, err
+	}
+	peer, err := rsproto.UnmarshalConnData(ev.PrivateData)
+	if err != nil {
+		return nil, fmt.Errorf("rdma: connect: the peer's reply: %w", err)
+	}
+	c.run(peer, d.KeepAlive)
+	return c, nil
+}
+
+// awaitEvent reads id's channel until the event that ends the step want
+// names: that event, or an error with the failed event's status.
+func awaitEvent(ctx context.Context, id *ID, want EventType) (*Event, error) {
+	for {
+		ev, err := id.Channel().GetEvent(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ev.Ack()
+		if ev.ID != id {
+			continue
+		}
+		switch {
+		case ev.Status != nil:
+			return nil, fmt.Errorf("rdma: %v: %w", ev.Type, ev.Status)
+		case ev.Type != want:
+			return nil, fmt.Errorf("rdma: %v, want %v: %w", ev.Type, want, errInvalid)
+		}
+		return ev, nil
+	}
+}

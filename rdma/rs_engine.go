@@ -1,0 +1,339 @@
+package rdma
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/rdma/internal/rsproto"
+	"github.com/rdmastack/rdmastack/uverbs"
+)
+
+// rsState is what rsocket.c's state bits say of an established stream.
+type rsState struct {
+	readable bool // the peer may still send (no SHUTDOWN or DISCONNECT came)
+	writable bool // this side may still send (no CloseWrite)
+	// connected is false once either side disconnected: no more
+	// control messages or receives are posted.
+	connected bool
+}
+
+// rsFlow is one connection's protocol state (the stream part of struct
+// rsocket), guarded by Conn.mu. Sequence numbers are 16 bits and wrap.
+type rsFlow struct {
+	rsState
+	err error // why the connection failed, nil while it is healthy
+
+	// Sending.
+	sseqNo, sseqComp   uint16 // data messages sent; the peer's limit
+	sqeAvail           int    // send work requests free for data
+	ctrlSeqNo, ctrlMax uint32 // control messages posted; the most allowed
+	sbufAvail          int    // send buffer bytes not in flight
+	sOff               int    // where the next data goes in the send buffer
+	targetSGE          int    // which entry of the target SGL array is written to
+	remoteSGL          rsproto.SGE
+	remoteSGE          int              // which entry of the peer's array the next grant goes to
+	peerOrder          binary.ByteOrder // how the peer wants its SGEs
+
+	// Receiving.
+	rseqNo, rseqComp uint16   // data messages consumed; when to grant more
+	rmsg             []uint32 // lengths of unread data messages: a ring of rqSize+1
+	rhead, rtail     int
+	rbufAvail        int // receive buffer bytes read, not yet granted
+	rbufFree         int // offset of the next half to grant
+	rOff             int // where the next unread byte is
+	unread           int // bytes written by the peer, not read
+}
+
+// start sets the flow up from the peer's connection data (rs_init_bufs,
+// rs_save_conn_data).
+func (c *Conn) start(peer rsproto.ConnData) {
+	r := &c.res
+	f := &c.flow
+	f.rsState = rsState{readable: true, writable: true, connected: true}
+	f.sqeAvail = r.sqSize - rsproto.QPCtrlSize
+	f.ctrlMax = rsproto.QPCtrlSize
+	f.sbufAvail = r.sbufSize
+	f.rbufFree, f.rbufAvail = r.rbufSize/2, r.rbufSize/2
+	f.rseqComp = uint16(r.rqSize / 2)
+	f.rmsg = make([]uint32, r.rqSize+1)
+	f.remoteSGL = peer.TargetSGL
+	f.remoteSGE = 1 % int(peer.TargetSGL.Length)
+	f.peerOrder = peer.SGEOrder()
+	f.sseqComp = peer.Credits
+	c.putTarget(0, peer.DataBuf)
+}
+
+// ourConnData is what this side announces (rs_format_conn_data). Its
+// credit updates come in little-endian order (no FlagNet), and it has no
+// iomap.
+func (c *Conn) ourConnData() rsproto.ConnData {
+	r := &c.res
+	return rsproto.ConnData{Version: rsproto.Version, Credits: uint16(r.rqSize),
+		TargetSGL: rsproto.SGE{Addr: r.tbuf.Addr(0), Key: r.tmr.RKey(), Length: rsproto.SGLSize},
+		DataBuf:   rsproto.SGE{Addr: r.rbuf.Addr(0), Key: r.rmr.RKey(), Length: uint32(r.rbufSize / 2)}}
+}
+
+// target and putTarget read and write entry i of the target SGL array,
+// which the peer also writes (with RDMA), little-endian.
+func (c *Conn) target(i int) rsproto.SGE {
+	s, _ := rsproto.DecodeSGE(c.res.tbuf.Bytes()[i*rsproto.SGESize:], binary.LittleEndian)
+	return s
+}
+
+func (c *Conn) putTarget(i int, s rsproto.SGE) {
+	s.Put(c.res.tbuf.Bytes()[i*rsproto.SGESize:], binary.LittleEndian)
+}
+
+// canSend is rs_can_send.
+func (c *Conn) canSend() bool {
+	f := &c.flow
+	return f.sqeAvail > 0 && f.sbufAvail >= rsproto.SendLowWater && f.sseqNo != f.sseqComp &&
+		c.target(f.targetSGE).Length != 0
+}
+
+func (c *Conn) ctrlAvail() bool { return c.flow.ctrlSeqNo != c.flow.ctrlMax }
+
+// allSendsDone is rs_conn_all_sends_done.
+func (c *Conn) allSendsDone() bool {
+	f := &c.flow
+	return int(f.ctrlMax-f.ctrlSeqNo)+f.sqeAvail == c.res.sqSize || !f.connected
+}
+
+// fail records why the connection broke; the first reason stays.
+func (c *Conn) fail(err error) {
+	if c.flow.err == nil {
+		c.flow.err = err
+	}
+	c.flow.connected = false
+}
+
+// post posts a send and fails the connection when it cannot.
+func (c *Conn) post(wr *uverbs.SendWR) bool {
+	if err := c.res.qp.PostSend(wr); err != nil {
+		c.fail(fmt.Errorf("post send: %w", err))
+		return false
+	}
+	return true
+}
+
+// writeData sends up to len(b) bytes as one data message (rs_write_data)
+// and returns how many; canSend must hold.
+func (c *Conn) writeData(b []byte) int {
+	f := &c.flow
+	r := &c.res
+	t := c.target(f.targetSGE)
+	n := min(len(b), rsproto.MaxTransfer, f.sbufAvail, int(t.Length))
+	sb := r.sbuf.Bytes()
+	var sges [2]uverbs.SGE
+	nsge := 1
+	if end := r.sbufSize - f.sOff; n <= end {
+		copy(sb[f.sOff:], b[:n])
+		sges[0] = uverbs.SGE{Addr: r.sbuf.Addr(f.sOff), Length: uint32(n), LKey: r.smr.LKey()}
+		f.sOff = (f.sOff + n) % r.sbufSize
+	} else {
+		copy(sb[f.sOff:r.sbufSize], b[:end])
+		copy(sb, b[end:n])
+		sges[0] = uverbs.SGE{Addr: r.sbuf.Addr(f.sOff), Length: uint32(end), LKey: r.smr.LKey()}
+		sges[1] = uverbs.SGE{Addr: r.sbuf.Addr(0), Length: uint32(n - end), LKey: r.smr.LKey()}
+		nsge = 2
+		f.sOff = n - end
+	}
+	f.sseqNo++
+	f.sqeAvail--
+	f.sbufAvail -= n
+	addr := t.Addr
+	t.Addr += uint64(n)
+	t.Length -= uint32(n)
+	c.putTarget(f.targetSGE, t)
+	if t.Length == 0 {
+		f.targetSGE = (f.targetSGE + 1) % rsproto.SGLSize
+	}
+	msg := rsproto.MakeMsg(rsproto.OpData, uint32(n))
+	c.post(&uverbs.SendWR{ID: uint64(msg), Opcode: uverbs.OpRDMAWriteWithImm, Imm: uint32(msg),
+		SGE: sges[:nsge], RemoteAddr: addr, RKey: t.Key})
+	return n
+}
+
+// postCtrl sends a message with no data (rs_post_msg); a control slot
+// must be free.
+func (c *Conn) postCtrl(msg rsproto.Msg) {
+	c.flow.ctrlSeqNo++
+	c.post(&uverbs.SendWR{ID: uint64(msg), Opcode: uverbs.OpRDMAWriteWithImm, Imm: uint32(msg)})
+}
+
+// keepAlive sends rsocket's keepalive: a 0-byte RDMA WRITE without
+// immediate, which the peer never sees, but whose failure tells a dead
+// peer (tcp_svc_send_keepalive).
+func (c *Conn) keepAlive() {
+	if !c.flow.connected || !c.ctrlAvail() {
+		return
+	}
+	c.flow.ctrlSeqNo++
+	msg := rsproto.MakeMsg(rsproto.OpCtrl, uint32(rsproto.CtrlKeepAlive))
+	c.post(&uverbs.SendWR{ID: uint64(msg), Opcode: uverbs.OpRDMAWrite})
+}
+
+// updateCredits grants the peer buffer space or messages when due
+// (rs_update_credits, rs_send_credits).
+func (c *Conn) updateCredits() {
+	f := &c.flow
+	r := &c.res
+	half := r.rbufSize / 2
+	if !f.connected || !c.ctrlAvail() || !(f.rbufAvail >= half || int16(f.rseqNo-f.rseqComp) >= 0) {
+		return
+	}
+	f.rseqComp = f.rseqNo + uint16(r.rqSize/2)
+	msg := rsproto.MakeMsg(rsproto.OpSGL, uint32(f.rseqNo+uint16(r.rqSize)))
+	if f.rbufAvail < half {
+		c.postCtrl(msg)
+		return
+	}
+	slot := r.sbufSize + rsproto.SGESize*int(f.ctrlSeqNo%rsproto.QPCtrlSize)
+	rsproto.SGE{Addr: r.rbuf.Addr(f.rbufFree), Key: r.rmr.RKey(), Length: uint32(half)}.Put(r.sbuf.Bytes()[slot:], f.peerOrder)
+	f.ctrlSeqNo++
+	c.post(&uverbs.SendWR{ID: uint64(msg), Opcode: uverbs.OpRDMAWriteWithImm, Imm: uint32(msg),
+		SGE:        []uverbs.SGE{{Addr: r.sbuf.Addr(slot), Length: rsproto.SGESize, LKey: r.smr.LKey()}},
+		RemoteAddr: f.remoteSGL.Addr + uint64(f.remoteSGE*rsproto.SGESize), RKey: f.remoteSGL.Key})
+	f.rbufAvail -= half
+	f.rbufFree = (f.rbufFree + half) % r.rbufSize
+	f.remoteSGE = (f.remoteSGE + 1) % int(f.remoteSGL.Length)
+}
+
+// errProtocol is the cause of a connection that the peer broke the
+// rsocket protocol on.
+var errProtocol = fmt.Errorf("rsocket protocol violation: %w", rsproto.ErrMalformed)
+
+// errReset is the cause of a connection the peer dropped without an
+// rsocket disconnect (killed, or its QP failed).
+var errReset = fmt.Errorf("connection reset by peer: %w", unix.ECONNRESET)
+
+// progress polls the CQ empty and applies what it finds (rs_poll_cq),
+// then grants credits when due; it reports whether anything changed.
+func (c *Conn) progress() bool {
+	if c.res.cq == nil {
+		return false
+	}
+	changed := false
+	recvs := 0
+	for {
+		n, err := c.res.cq.Poll(c.wcs[:])
+		if err != nil {
+			c.fail(fmt.Errorf("poll cq: %w", err))
+			return true
+		}
+		if n == 0 {
+			break
+		}
+		changed = true
+		for i := range c.wcs[:n] {
+			if c.complete(&c.wcs[i]) {
+				recvs++
+			}
+		}
+	}
+	if c.flow.connected {
+		for ; recvs > 0; recvs-- {
+			if err := c.res.qp.PostRecv(&rsRecvWR); err != nil {
+				c.fail(fmt.Errorf("post recv: %w", err))
+				break
+			}
+		}
+	}
+	c.updateCredits()
+	return changed
+}
+
+// complete applies one completion and reports whether it used up a
+// receive.
+func (c *Conn) complete(wc *uverbs.WC) bool {
+	f := &c.flow
+	if wc.ID&rsRecvFlag != 0 {
+		if wc.Status != uverbs.WCSuccess {
+			return false
+		}
+		if wc.Flags&uverbs.WCWithImm == 0 {
+			c.fail(fmt.Errorf("a message without immediate data: %w", errProtocol))
+			return true
+		}
+		msg := rsproto.Msg(wc.Imm)
+		switch msg.Op() {
+		case rsproto.OpSGL:
+			f.sseqComp = uint16(msg.Data())
+		case rsproto.OpIOMapSGL, rsproto.OpWrite:
+		case rsproto.OpCtrl:
+			switch rsproto.Ctrl(msg.Data()) {
+			case rsproto.CtrlDisconnect:
+				f.readable, f.writable, f.connected = false, false, false
+			case rsproto.CtrlShutdown:
+				if f.writable {
+					f.readable = false
+				} else {
+					f.readable, f.connected = false, false
+				}
+			}
+		case rsproto.OpData:
+			n := int(msg.Data())
+			if n > c.res.rbufSize/2 || f.unread+n > c.res.rbufSize || (f.rtail+1)%len(f.rmsg) == f.rhead {
+				c.fail(fmt.Errorf("%d bytes beyond the granted buffer: %w", n, errProtocol))
+				return true
+			}
+			if n > 0 {
+				f.rmsg[f.rtail] = uint32(n)
+				f.rtail = (f.rtail + 1) % len(f.rmsg)
+				f.unread += n
+			} else {
+				f.rseqNo++
+			}
+		default:
+			c.fail(fmt.Errorf("message %v: %w", msg, errProtocol))
+		}
+		return true
+	}
+	msg := rsproto.Msg(uint32(wc.ID))
+	switch msg.Op() {
+	case rsproto.OpSGL, rsproto.OpCtrl:
+		f.ctrlMax++
+		if msg.Op() == rsproto.OpCtrl && rsproto.Ctrl(msg.Data()) == rsproto.CtrlDisconnect {
+			f.connected = false
+		}
+	default:
+		f.sqeAvail++
+		f.sbufAvail += int(msg.Data())
+	}
+	if wc.Status != uverbs.WCSuccess && f.connected {
+		c.fail(fmt.Errorf("%v completion: %v: %w", msg.Op(), wc.Status, unix.EIO))
+	}
+	return false
+}
+
+// readData copies queued data into b (the copy loop of rrecv) and
+// returns how many bytes.
+func (c *Conn) readData(b []byte) int {
+	f := &c.flow
+	r := &c.res
+	rb := r.rbuf.Bytes()
+	done := 0
+	for done < len(b) && f.rhead != f.rtail {
+		n := min(len(b)-done, int(f.rmsg[f.rhead]))
+		if n == int(f.rmsg[f.rhead]) {
+			f.rhead = (f.rhead + 1) % len(f.rmsg)
+			f.rseqNo++
+		} else {
+			f.rmsg[f.rhead] -= uint32(n)
+		}
+		for n > 0 {
+			k := copy(b[done:done+min(n, r.rbufSize-f.rOff)], rb[f.rOff:])
+			f.rOff = (f.rOff + k) % r.rbufSize
+			done += k
+			n -= k
+		}
+	}
+	f.unread -= done
+	f.rbufAvail += done
+	return done
+}
+
+// haveData reports whether data is queued.
+func (c *Conn) haveData() bool { return c.flow.rhead != c.flow.rtail }

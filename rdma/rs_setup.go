@@ -1,0 +1,131 @@
+package rdma
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rdmastack/rdmastack/rdma/internal/rsproto"
+	"github.com/rdmastack/rdmastack/uverbs"
+	"github.com/rdmastack/rdmastack/uverbs/membuf"
+)
+
+// rsResources are the verbs objects of one connection, made as
+// rs_create_ep makes them: one CQ (with its completion channel) for both
+// queues, an RC QP whose every send is signaled, a send buffer with room
+// for the control messages after it, the target SGL array the peer
+// writes its credit updates into, and the receive buffer.
+type rsResources struct {
+	pd   *uverbs.PD
+	cc   *uverbs.CompChannel
+	cq   *uverbs.CQ
+	qp   *uverbs.QP
+	sbuf *membuf.Buffer // sbufSize data bytes, then QPCtrlSize SGEs
+	tbuf *membuf.Buffer // SGLSize SGEs, written by the peer
+	rbuf *membuf.Buffer // written by the peer
+	smr  *membuf.MR
+	tmr  *membuf.MR
+	rmr  *membuf.MR
+
+	sqSize, rqSize     int
+	sbufSize, rbufSize int
+}
+
+// setup makes the resources of a connection on id, whose device is known
+// (after address resolution, or on a connection request), and posts the
+// receive queue. On failure, close the id, then the resources.
+func (r *rsResources) setup(id *ID) (err error) {
+	const op = "create rsocket endpoint"
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("rdma: %s: %w", op, err)
+		}
+	}()
+	dev := id.Device()
+	if dev == nil {
+		return fmt.Errorf("the id has no device: %w", errInvalid)
+	}
+	ctx, err := dev.Context()
+	if err != nil {
+		return err
+	}
+	r.sqSize, r.rqSize = rsproto.DefaultQPSize, rsproto.DefaultQPSize
+	if attr, err := dev.Attr(); err == nil && attr.MaxQPWR > 0 {
+		m := min(int(attr.MaxQPWR), rsproto.QPMaxSize)
+		r.sqSize, r.rqSize = min(r.sqSize, m), min(r.rqSize, m)
+	}
+	r.sbufSize, r.rbufSize = rsproto.DefaultBufSize, rsproto.DefaultBufSize
+	if r.pd, err = ctx.AllocPD(); err != nil {
+		return err
+	}
+	if r.cc, err = ctx.CreateCompChannel(); err != nil {
+		return err
+	}
+	if r.cq, err = ctx.CreateCQ(uverbs.CQAttr{CQE: r.sqSize + r.rqSize, CompChannel: r.cc}); err != nil {
+		return err
+	}
+	if r.sbuf, err = membuf.New(r.sbufSize + rsproto.SGESize*rsproto.QPCtrlSize); err != nil {
+		return err
+	}
+	if r.tbuf, err = membuf.New(rsproto.SGESize * rsproto.SGLSize); err != nil {
+		return err
+	}
+	if r.rbuf, err = membuf.New(r.rbufSize); err != nil {
+		return err
+	}
+	if r.smr, err = r.sbuf.Register(r.pd, uverbs.AccessLocalWrite); err != nil {
+		return err
+	}
+	const remote = uverbs.AccessLocalWrite | uverbs.AccessRemoteWrite
+	if r.tmr, err = r.tbuf.Register(r.pd, remote); err != nil {
+		return err
+	}
+	if r.rmr, err = r.rbuf.Register(r.pd, remote); err != nil {
+		return err
+	}
+	r.qp, err = id.CreateQP(r.pd, uverbs.QPInit{SendCQ: r.cq, RecvCQ: r.cq, SQSigAll: true,
+		Cap: uverbs.QPCap{MaxSendWR: uint32(r.sqSize), MaxRecvWR: uint32(r.rqSize), MaxSendSGE: 2, MaxRecvSGE: 1}})
+	if err != nil {
+		return err
+	}
+	for range r.rqSize {
+		if err := r.qp.PostRecv(&rsRecvWR); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rsRecvWR is the one receive rsockets post: no buffer, since every
+// message is an RDMA WRITE WITH IMM (rs_post_recv).
+var rsRecvWR = uverbs.RecvWR{ID: rsRecvFlag}
+
+// rsRecvFlag marks receive work requests' ids (RS_WR_ID_FLAG_RECV).
+const rsRecvFlag = 1 << 63
+
+// close frees what setup made except the QP, which its id destroys:
+// call it after the id is closed. The memory regions go before their
+// buffers, the CQ before its channel, the PD last.
+func (r *rsResources) close() error {
+	var errs []error
+	for _, mr := range []*membuf.MR{r.smr, r.tmr, r.rmr} {
+		if mr != nil {
+			errs = append(errs, mr.Close())
+		}
+	}
+	for _, b := range []*membuf.Buffer{r.sbuf, r.tbuf, r.rbuf} {
+		if b != nil {
+			errs = append(errs, b.Close())
+		}
+	}
+	if r.cq != nil {
+		errs = append(errs, r.cq.Close())
+	}
+	if r.cc != nil {
+		errs = append(errs, r.cc.Close())
+	}
+	if r.pd != nil {
+		errs = append(errs, r.pd.Close())
+	}
+	*r = rsResources{}
+	return errors.Join(errs...)
+}
