@@ -1,9 +1,3 @@
-//go:build rsocket
-
-// The rsockets interop tests: built with -tags rsocket until
-// cmd/internal/rsock's dialRDMA and listenRDMA reach package rdma's
-// Conn; then drop the build constraint so that the VM runs them.
-
 package rcopy
 
 import (

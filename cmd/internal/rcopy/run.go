@@ -106,22 +106,15 @@ func (p *program) lookupFailed(err error) int {
 	return -1
 }
 
-// perror prints perror(what)'s line: glibc's text for err's errno, or
-// err itself where it has none.
+// perror prints perror(what)'s line for err.
 func (p *program) perror(what string, err error) {
-	var en unix.Errno
-	if errors.As(err, &en) {
-		fmt.Fprintln(p.stderr, cmnode.Perror(what, en))
-		return
-	}
-	fmt.Fprintf(p.stderr, "%s: %v\n", what, err)
+	fmt.Fprintln(p.stderr, rsock.Perror(what, err))
 }
 
 // status is the errno of err as a response's status (EIO where err
 // has none).
 func status(err error) uint32 {
-	var en unix.Errno
-	if errors.As(err, &en) {
+	if en, ok := rsock.Errno(err); ok {
 		return uint32(en)
 	}
 	return uint32(unix.EIO)

@@ -5,5 +5,6 @@
 // common.c's size and count formatting and data patterns.
 //
 // The programs speak net.Conn and net.Listener only; the RDMA side is
-// one pair of functions, dialRDMA and listenRDMA in rdma.go.
+// one pair of functions, dialRDMA and listenRDMA in rdma.go, over
+// package rdma's Dialer and ListenConfig.
 package rsock

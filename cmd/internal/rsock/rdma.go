@@ -2,25 +2,44 @@ package rsock
 
 import (
 	"context"
-	"errors"
 	"net"
+	"time"
+
+	"github.com/rdmastack/rdmastack/rdma"
 )
 
-// ErrNoRDMA is what the RDMA network returns while package rdma has no
-// rsocket connection to offer.
-var ErrNoRDMA = errors.New("rsockets over RDMA are not available in this build")
-
-// dialRDMA connects an rsocket to address ("host:port").
-//
-// TODO(#16): rdma.Dialer{KeepAlive: o.KeepAlive, LocalAddr: ...}.DialContext(ctx, "rdma", address),
-// then SetBuffers and the inline size, once package rdma has Conn.
+// dialRDMA connects an rsocket to address ("ip:port"), bound to
+// o.Local when set, as rsocket, rbind and rconnect do. rdma.Conn has no
+// socket buffer or inline size to set: rsockets' defaults hold.
 func dialRDMA(ctx context.Context, address string, o Options) (net.Conn, error) {
-	return nil, &net.OpError{Op: "dial", Net: "rdma", Err: ErrNoRDMA}
+	d := rdma.Dialer{KeepAlive: keepAlive(o.KeepAlive)}
+	if o.Local != "" {
+		a, err := net.ResolveTCPAddr("tcp", withPort(o.Local))
+		if err != nil {
+			return nil, err
+		}
+		d.LocalAddr = a
+	}
+	c, err := d.DialContext(ctx, "rdma", address)
+	if err != nil {
+		return nil, err
+	}
+	SetBuffers(c, o.Buffer)
+	return c, nil
 }
 
-// listenRDMA listens for rsockets on address ("host:port").
-//
-// TODO(#16): rdma.ListenConfig{Backlog: o.Backlog, KeepAlive: o.KeepAlive}.Listen(ctx, "rdma", address).
+// listenRDMA listens for rsockets on address ("ip:port"), as rsocket,
+// rbind and rlisten do.
 func listenRDMA(ctx context.Context, address string, o Options) (net.Listener, error) {
-	return nil, &net.OpError{Op: "listen", Net: "rdma", Err: ErrNoRDMA}
+	lc := rdma.ListenConfig{Backlog: o.Backlog, KeepAlive: keepAlive(o.KeepAlive)}
+	return lc.Listen(ctx, "rdma", address)
+}
+
+// keepAlive is rdma's keepalive interval for d: rsockets keep none
+// unless SO_KEEPALIVE is set (rdma's 0 would be 15s).
+func keepAlive(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }

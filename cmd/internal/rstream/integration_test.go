@@ -47,7 +47,7 @@ func interop(t *testing.T, m mode) {
 func TestIntegrationRstreamSockets(t *testing.T) { interop(t, tcpMode) }
 
 // TestIntegrationRstreamErrors: bad command lines, a name where -f ip
-// wants an address, an unknown service, -f gid, and a client with
+// wants an address, an unknown service, and a client with
 // nobody listening (blocking and not) end as rdma-core's rstream does:
 // the same output and exit status.
 func TestIntegrationRstreamErrors(t *testing.T) {
@@ -59,7 +59,6 @@ func TestIntegrationRstreamErrors(t *testing.T) {
 		{"-T", "s", "-T", "b", "-s", "127.0.0.1", "-p", nobody, "-C", "1"},
 		{"-T", "s", "-f", "ip", "-s", "localhost", "-C", "1"},
 		{"-T", "s", "-s", "127.0.0.1", "-p", "no-such-service", "-C", "1"},
-		{"-T", "s", "-b", "127.0.0.1", "-f", "gid", "-C", "1"},
 	} {
 		rt := r.Start(args, 30*time.Second)()
 		ro := o.Start(args, 30*time.Second)()

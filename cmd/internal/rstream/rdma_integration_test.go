@@ -1,13 +1,8 @@
-//go:build rsocket
-
-// The rsockets half of the interop tests: built with -tags rsocket until
-// cmd/internal/rsock's dialRDMA and listenRDMA reach package rdma's
-// Conn; then drop the build constraint so that the VM runs them.
-
 package rstream
 
 import (
 	"net/netip"
+	"strconv"
 	"testing"
 	"time"
 
@@ -29,3 +24,21 @@ var rdmaMode = mode{
 // TestIntegrationRstreamRDMA: over rsockets on the rxe device, ours
 // interoperates with rdma-core's rstream in both roles.
 func TestIntegrationRstreamRDMA(t *testing.T) { interop(t, rdmaMode) }
+
+// TestIntegrationRstreamRDMAErrors: a client with nobody listening on
+// the rxe address, blocking and not, ends as rdma-core's does.
+func TestIntegrationRstreamRDMAErrors(t *testing.T) {
+	a := rdmaMode.addr(t)
+	o, r := ours(nil), theirs(t)
+	nobody := strconv.Itoa(int(cmtest.Port()))
+	for _, args := range [][]string{
+		{"-s", a.String(), "-p", nobody, "-C", "1"},
+		{"-T", "b", "-s", a.String(), "-p", nobody, "-C", "1"},
+	} {
+		rt := r.Start(args, 30*time.Second)()
+		ro := o.Start(args, 30*time.Second)()
+		if rt.Code != ro.Code || rt.Stdout != ro.Stdout || rt.Stderr != ro.Stderr {
+			t.Errorf("%q: ours %v\nrdma-core's %v", args, ro, rt)
+		}
+	}
+}

@@ -133,7 +133,7 @@ func (p *program) keepalive() {
 // listen is server_listen: a C return value, 0 for success.
 func (p *program) listen() int {
 	if p.c.gid {
-		return p.lookupFailed("getaddrinfo: ", errFamily)
+		return p.noAFIB()
 	}
 	addr, err := rsock.Resolve(p.c.src, p.c.port, true, p.c.numeric)
 	if err != nil {
@@ -163,7 +163,7 @@ func (p *program) connect(inline int) int {
 		return 0
 	}
 	if p.c.gid {
-		return p.lookupFailed("getaddrinfo: ", errFamily)
+		return p.noAFIB()
 	}
 	addr, err := rsock.Resolve(p.c.dst, p.c.port, false, p.c.numeric)
 	if err != nil {
@@ -180,7 +180,7 @@ func (p *program) connect(inline int) int {
 		// A non-blocking connect that the peer refuses ends in poll:
 		// rstream returns POLLERR|POLLHUP and perror sees the errno
 		// connect left.
-		if en := cmnode.Errno(err); p.c.nonblocking && (en == unix.ECONNREFUSED || en == unix.ETIMEDOUT) {
+		if en, _ := rsock.Errno(err); p.c.nonblocking && (en == unix.ECONNREFUSED || en == unix.ETIMEDOUT) {
 			fmt.Fprintln(p.stderr, "rpoll: "+strerror(unix.EINPROGRESS))
 			return unix.POLLERR | unix.POLLHUP
 		}
@@ -248,9 +248,13 @@ func (p *program) xfer(send bool, size int) int {
 	return 0
 }
 
-// errFamily is what rdma-core's rstream reports for -f gid over TCP,
-// getaddrinfo's EAI_BADFLAGS; AF_IB addresses have no socket here.
-var errFamily = &cmnode.LookupError{Code: -1, Text: "Bad value for ai_flags"}
+// noAFIB refuses -f gid: AF_IB addresses (rdma_getaddrinfo's) are not
+// supported yet. rdma-core's rstream fails too over TCP, with words that
+// depend on whether the machine has RDMA devices.
+func (p *program) noAFIB() int {
+	fmt.Fprintln(p.stderr, "rstream: -f gid: AF_IB addresses are not supported")
+	return -1
+}
 
 // lookupFailed prints a failed getaddrinfo and returns its code.
 func (p *program) lookupFailed(what string, err error) int {
@@ -263,15 +267,9 @@ func (p *program) lookupFailed(what string, err error) int {
 	return -1
 }
 
-// perror prints perror(what)'s line for err: glibc's text for its
-// errno, or the error itself where it carries none.
+// perror prints perror(what)'s line for err.
 func (p *program) perror(what string, err error) {
-	var en unix.Errno
-	if errors.As(err, &en) {
-		fmt.Fprintln(p.stderr, what+": "+strerror(en))
-		return
-	}
-	fmt.Fprintln(p.stderr, what+": "+err.Error())
+	fmt.Fprintln(p.stderr, rsock.Perror(what, err))
 }
 
 // strerror is glibc's text for e (Go's, capitalised).
