@@ -80,3 +80,12 @@ func TestIntegrationRcopyRDMA(t *testing.T) {
 		os.Remove(dst)
 	})
 }
+
+// TestIntegrationRcopyRDMAErrors: a client with nobody listening on the
+// rxe address ends as rdma-core's does.
+func TestIntegrationRcopyRDMAErrors(t *testing.T) {
+	addr, _ := cmtest.RxeAddr(t)
+	o, r := sides(t, rsock.RDMA)
+	nobody := strconv.Itoa(int(cmtest.Port()))
+	differ(t, o, r, [][]string{{"/dev/null", addr.String() + ":/tmp/x", "-p", nobody}})
+}

@@ -177,10 +177,10 @@ func (p *program) connect(inline int) int {
 	p.keepalive()
 	conn, err := p.nw.Dial(context.Background(), addr, o)
 	if err != nil {
-		// A non-blocking connect that the peer refuses ends in poll:
+		// A non-blocking TCP connect that the peer refuses ends in poll:
 		// rstream returns POLLERR|POLLHUP and perror sees the errno
-		// connect left.
-		if en, _ := rsock.Errno(err); p.c.nonblocking && (en == unix.ECONNREFUSED || en == unix.ETIMEDOUT) {
+		// connect left. rsockets' rconnect reports the refusal itself.
+		if en, _ := rsock.Errno(err); p.c.sockets && p.c.nonblocking && (en == unix.ECONNREFUSED || en == unix.ETIMEDOUT) {
 			fmt.Fprintln(p.stderr, "rpoll: "+strerror(unix.EINPROGRESS))
 			return unix.POLLERR | unix.POLLHUP
 		}
