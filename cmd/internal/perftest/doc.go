@@ -1,0 +1,20 @@
+// Package perftest is the one engine behind the six perftest drop-ins
+// (cmd/ib_send_bw, ib_write_bw, ib_read_bw, ib_send_lat, ib_write_lat,
+// ib_read_lat): perftest 4.5-0.17's ("6.06") flags and refusals, its
+// out-of-band exchange over TCP (versions, system data, MTU, the
+// colon-separated key messages, the bandwidth reports) so that either end
+// may be perftest's, its test loops over package uverbs' data path and
+// its result tables.
+//
+// Timing: perftest counts CPU cycles (get_cycles) and turns them into
+// microseconds with the CPU's measured frequency; we read Go's monotonic
+// clock (time.Since from one start instant) in nanoseconds and report
+// with a fixed 1000 "cycles" per microsecond, so -C (--report-cycles)
+// prints nanoseconds. The busy-poll loops poll the CQ as perftest's do;
+// event mode (-e) waits in CompChannel.GetEvent, which parks the
+// goroutine on the netpoller.
+//
+// Not carried over: dual port, multicast, XRC/DC/SRD, raw Ethernet, SRQ,
+// rate limiting, CUDA/ROCm/mmap buffers, ODP, post lists, JSON output and
+// performance counters; each is refused with a message that says so.
+package perftest

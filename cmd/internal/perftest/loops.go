@@ -1,0 +1,446 @@
+package perftest
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/rdmastack/rdmastack/uverbs"
+)
+
+// pollBatch is CTX_POLL_BATCH.
+const pollBatch = 16
+
+// aliveTimeout is check_alive's period: a receiver that sees no
+// message for this long gives up.
+const aliveTimeout = 60 * time.Second
+
+// clock is the test's time base: nanoseconds since the run started, on
+// the monotonic clock.
+type clock struct{ start time.Time }
+
+func (k clock) now() int64 { return int64(time.Since(k.start)) }
+
+var opcodes = map[Verb]uverbs.Opcode{Send: uverbs.OpSend, Write: uverbs.OpRDMAWrite, Read: uverbs.OpRDMARead}
+
+// sendWRs are ctx_set_send_wqes: one work request per QP, of size
+// bytes from the QP's send region to the peer.
+func (s *session) sendWRs(size uint64) ([]uverbs.SendWR, [][1]uverbs.SGE) {
+	c, r := s.c, s.r
+	wrs := make([]uverbs.SendWR, c.NumQPs)
+	sges := make([][1]uverbs.SGE, c.NumQPs)
+	for i := range wrs {
+		sges[i][0] = uverbs.SGE{Addr: r.sendAddr(i), Length: uint32(size), LKey: r.mr.LKey()}
+		w := &wrs[i]
+		w.ID, w.Opcode, w.SGE = uint64(i), opcodes[c.Verb], sges[i][:]
+		if c.CQMod == 1 {
+			w.Flags = uverbs.SendSignaled
+		}
+		if c.Verb != Send {
+			w.RemoteAddr, w.RKey = s.rem[i].VAddr, s.rem[i].RKey
+		}
+		if c.Conn == UD {
+			w.AH, w.RemoteQPN, w.RemoteQKey = r.ahs[i].UVerbs(), s.rem[i].QPN, defQKey
+		}
+	}
+	return wrs, sges
+}
+
+// waitEvent is ctx_notify_events: wait for a completion event, ack it,
+// ask for the next.
+func (s *session) waitEvent(timeout time.Duration) error {
+	ctx := context.Background()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	cq, err := s.r.ch.GetEvent(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return errNoMessage
+		}
+		return fail("Failed to get cq_event\n")
+	}
+	cq.AckEvents(1)
+	if err := cq.RequestNotify(false); err != nil {
+		return fail("Couldn't request CQ notification\n")
+	}
+	return nil
+}
+
+var errNoMessage = fail("no message")
+
+// sendError and recvError are NOTIFY_COMP_ERROR_SEND and _RECV.
+func sendError(w *uverbs.WC, scnt, ccnt uint64) error {
+	return fail(fmt.Sprintf(" Completion with error at client\n Failed status %d: wr_id %d syndrom 0x%x\nscnt=%d, ccnt=%d\n",
+		w.Status, int(w.ID), w.VendorErr, scnt, ccnt))
+}
+
+func recvError(w *uverbs.WC, rcnt uint64) error {
+	return fail(fmt.Sprintf(" Completion with error at server\n Failed status %d: wr_id %d syndrom 0x%x\n rcnt=%d\n",
+		w.Status, int(w.ID), w.VendorErr, rcnt))
+}
+
+// bwClient is run_iter_bw: keep up to tx_depth sends in flight per QP,
+// one completion per cq_mod of them, and time each post and completion.
+func (s *session) bwClient(size uint64) (Report, error) {
+	c, r := s.c, s.r
+	wrs, _ := s.sendWRs(size)
+	nq := uint64(c.NumQPs)
+	iters := uint64(c.Iters)
+	tot := iters * nq
+	cqMod := uint64(c.CQMod)
+	t := &bwTimes{}
+	if c.NoPeak {
+		t.posted, t.completed = make([]int64, 1), make([]int64, 1)
+	} else {
+		t.posted, t.completed = make([]int64, tot), make([]int64, tot)
+	}
+	scnt, ccnt := make([]uint64, nq), make([]uint64, nq)
+	var totS, totC uint64
+	var wc [pollBatch]uverbs.WC
+	k := clock{time.Now()}
+	if c.NoPeak {
+		t.posted[0] = k.now()
+	}
+	for totS < tot || totC < tot {
+		for i := range wrs {
+			w := &wrs[i]
+			for scnt[i] < iters && scnt[i]-ccnt[i]+1 <= uint64(c.TxDepth) {
+				if scnt[i]%cqMod == 0 && cqMod > 1 && scnt[i] != iters-1 {
+					w.Flags &^= uverbs.SendSignaled
+				}
+				if !c.NoPeak {
+					t.posted[totS] = k.now()
+				}
+				if err := r.qps[i].PostSend(w); err != nil {
+					return Report{}, fail(fmt.Sprintf("Couldn't post send: qp %d scnt=%d \n", i, scnt[i]))
+				}
+				scnt[i]++
+				totS++
+				if scnt[i]%cqMod == cqMod-1 || scnt[i] == iters-1 {
+					w.Flags |= uverbs.SendSignaled
+				}
+			}
+		}
+		if totC >= tot {
+			continue
+		}
+		if c.Events {
+			if err := s.waitEvent(0); err != nil {
+				return Report{}, fail("Couldn't request CQ notification\n")
+			}
+		}
+		ne, err := r.sendCQ.Poll(wc[:])
+		if err != nil {
+			return Report{}, fail("poll CQ failed -1\n")
+		}
+		for j := 0; j < ne; j++ {
+			w := &wc[j]
+			if w.Status != uverbs.WCSuccess {
+				return Report{}, sendError(w, totS, totC)
+			}
+			ccnt[w.ID] += cqMod
+			totC += cqMod
+			if !c.NoPeak {
+				if totC > tot {
+					t.completed[tot-1] = k.now()
+				} else {
+					t.completed[totC-1] = k.now()
+				}
+			}
+		}
+	}
+	if c.NoPeak {
+		t.completed[0] = k.now()
+	}
+	return computeBW(c, t, size, tot), nil
+}
+
+// postRecvs is ctx_set_recv_wqes: rx_depth receives per QP into its
+// target region (UD: with the GRH's room).
+func (s *session) postRecvs(size uint64) error {
+	c, r := s.c, s.r
+	s.recvLen = uint32(size)
+	if c.Conn == UD {
+		s.recvLen += udAddition
+	}
+	s.rwrs = make([]uverbs.RecvWR, c.NumQPs)
+	s.rsges = make([][1]uverbs.SGE, c.NumQPs)
+	for i := range s.rwrs {
+		s.rsges[i][0] = uverbs.SGE{Addr: r.recvAddr(i), Length: s.recvLen, LKey: r.mr.LKey()}
+		s.rwrs[i] = uverbs.RecvWR{ID: uint64(i), SGE: s.rsges[i][:]}
+		for j := 0; j < c.RxDepth; j++ {
+			if err := r.qps[i].PostRecv(&s.rwrs[i]); err != nil {
+				return fail(fmt.Sprintf("Couldn't post recv Qp = %d: counter=%d\n Failed to post receive recv_wqes\n", i, j))
+			}
+		}
+	}
+	return nil
+}
+
+// bwServer is run_iter_bw_server: count receives, repost while more
+// are due, and time from the first to the last.
+func (s *session) bwServer(size uint64) (Report, error) {
+	c, r := s.c, s.r
+	nq := uint64(c.NumQPs)
+	iters := uint64(c.Iters)
+	tot := iters * nq
+	rcntQP := make([]uint64, nq)
+	posted := make([]uint64, nq)
+	for i := range posted {
+		posted[i] = uint64(c.RxDepth)
+	}
+	t := &bwTimes{posted: make([]int64, 1), completed: make([]int64, 1)}
+	var rcnt uint64
+	var wc [pollBatch]uverbs.WC
+	k := clock{time.Now()}
+	first := true
+	last, lastCnt := time.Now(), uint64(0)
+	for rcnt < tot {
+		if c.Events {
+			if err := s.waitEvent(aliveTimeout); err != nil {
+				if err == errNoMessage {
+					return Report{}, fail(aliveMsg(rcnt, tot) + " Due to this issue, Perftest cannot produce a report when in event mode.\n")
+				}
+				return Report{}, fail(" Failed to notify events to CQ")
+			}
+		}
+		for {
+			ne, err := r.recvCQ.Poll(wc[:])
+			if err != nil {
+				return Report{}, fail("Poll Receive CQ failed -1\n")
+			}
+			if ne == 0 {
+				break
+			}
+			if first {
+				t.posted[0] = k.now()
+				first = false
+			}
+			for j := 0; j < ne; j++ {
+				w := &wc[j]
+				if w.Status != uverbs.WCSuccess {
+					return Report{}, recvError(w, rcntQP[w.ID])
+				}
+				rcntQP[w.ID]++
+				rcnt++
+				if posted[w.ID]+1 <= iters {
+					if err := r.qps[w.ID].PostRecv(&s.rwrs[w.ID]); err != nil {
+						return Report{}, &Failure{Stderr: fmt.Sprintf("Couldn't post recv Qp=%d rcnt=%d\n", w.ID, rcntQP[w.ID]), Code: 15}
+					}
+					posted[w.ID]++
+				}
+			}
+		}
+		if rcnt != lastCnt {
+			last, lastCnt = time.Now(), rcnt
+		} else if !c.Events && time.Since(last) > aliveTimeout {
+			s.errw(aliveMsg(rcnt, tot))
+			return Report{}, fail("")
+		}
+	}
+	t.completed[0] = k.now()
+	return computeBW(c, t, size, tot), nil
+}
+
+func aliveMsg(rcnt, tot uint64) string {
+	return fmt.Sprintf(" Did not get Message for 120 Seconds, exiting..\n Total Received=%d, Total Iters Required=%d\n", rcnt, tot)
+}
+
+// latSend is run_iter_lat_send: the server answers each receive with a
+// send, the client sends first; the post times are the samples.
+func (s *session) latSend(size uint64) ([]int64, error) {
+	c, r := s.c, s.r
+	wrs, _ := s.sendWRs(size)
+	w := &wrs[0]
+	w.Flags = 0
+	qp := r.qps[0]
+	iters := uint64(c.Iters)
+	posted := make([]int64, iters)
+	var scnt, rcnt uint64
+	var wc [1]uverbs.WC
+	k := clock{time.Now()}
+	client := !c.isServer()
+	last := time.Now()
+	for scnt < iters || rcnt < iters {
+		if rcnt < iters && !(scnt < 1 && client) {
+			if c.Events {
+				if err := s.waitEvent(aliveTimeout); err != nil {
+					return nil, fail(" Failed to notify events to CQ")
+				}
+			}
+			for {
+				ne, err := r.recvCQ.Poll(wc[:])
+				if err != nil {
+					return nil, fail("poll CQ failed -1\n")
+				}
+				if ne > 0 {
+					if wc[0].Status != uverbs.WCSuccess {
+						return nil, recvError(&wc[0], rcnt)
+					}
+					rcnt++
+					last = time.Now()
+					if rcnt+uint64(c.RxDepth) <= iters {
+						if err := qp.PostRecv(&s.rwrs[0]); err != nil {
+							return nil, &Failure{Stderr: fmt.Sprintf("Couldn't post recv: rcnt=%d\n", rcnt), Code: 15}
+						}
+					}
+				}
+				if c.Events || ne > 0 {
+					break
+				}
+				if time.Since(last) > aliveTimeout {
+					return nil, fail(aliveMsg(rcnt, iters))
+				}
+			}
+		}
+		if scnt < iters {
+			s.gap(k)
+			posted[scnt] = k.now()
+			scnt++
+			poll := false
+			if scnt%uint64(c.CQMod) == 0 || scnt == iters {
+				poll = true
+				w.Flags |= uverbs.SendSignaled
+			}
+			if err := qp.PostSend(w); err != nil {
+				return nil, fail(fmt.Sprintf("Couldn't post send: scnt=%d \n", scnt))
+			}
+			if poll {
+				if c.Events {
+					if err := s.waitEvent(aliveTimeout); err != nil {
+						return nil, fail(" Failed to notify events to CQ")
+					}
+				}
+				var ne int
+				var err error
+				for {
+					if ne, err = r.sendCQ.Poll(wc[:]); err != nil || ne > 0 || c.Events {
+						break
+					}
+				}
+				if err != nil {
+					return nil, fail("poll on Send CQ failed -1\n")
+				}
+				if ne > 0 && wc[0].Status != uverbs.WCSuccess {
+					return nil, sendError(&wc[0], scnt, scnt)
+				}
+				w.Flags &^= uverbs.SendSignaled
+			}
+		}
+	}
+	return posted, nil
+}
+
+// gap is --latency_gap: spin that many microseconds before a post.
+func (s *session) gap(k clock) {
+	if s.c.LatGap <= 0 {
+		return
+	}
+	end := k.now() + int64(s.c.LatGap)*cyclesPerUsec
+	for k.now() < end {
+	}
+}
+
+// latWrite is run_iter_lat_write: each side RDMA-writes size bytes whose
+// last byte counts the iterations, and waits for the peer's count to
+// reach its own before the next.
+func (s *session) latWrite(size uint64) ([]int64, error) {
+	c, r := s.c, s.r
+	wrs, _ := s.sendWRs(size)
+	w := &wrs[0]
+	w.Flags = uverbs.SendSignaled
+	qp := r.qps[0]
+	iters := uint64(c.Iters)
+	posted := make([]int64, iters)
+	b := r.buf.Bytes()
+	postBuf := &b[size-1]
+	pollAddr := unsafe.Pointer(&b[r.targetOff(0)+int(size)-1])
+	word := (*uint32)(unsafe.Pointer(uintptr(pollAddr) &^ 3))
+	shift := (uintptr(pollAddr) & 3) * 8
+	pollByte := func() byte { return byte(atomic.LoadUint32(word) >> shift) }
+	var scnt, ccnt, rcnt uint64
+	var wc [1]uverbs.WC
+	k := clock{time.Now()}
+	server := c.isServer()
+	for scnt < iters || ccnt < iters || rcnt < iters {
+		if rcnt < iters && !(scnt < 1 && server) {
+			rcnt++
+			start := time.Now()
+			for n := 0; pollByte() != byte(rcnt); n++ {
+				if n&0xffff == 0xffff && time.Since(start) > aliveTimeout {
+					return nil, fail(aliveMsg(rcnt-1, iters))
+				}
+			}
+		}
+		if scnt < iters {
+			s.gap(k)
+			posted[scnt] = k.now()
+			scnt++
+			*postBuf = byte(scnt)
+			if err := qp.PostSend(w); err != nil {
+				return nil, fail(fmt.Sprintf("Couldn't post send: scnt=%d\n", scnt))
+			}
+		}
+		if ccnt < iters {
+			var ne int
+			var err error
+			for ne == 0 && err == nil {
+				ne, err = r.sendCQ.Poll(wc[:])
+			}
+			if err != nil {
+				return nil, fail("poll CQ failed -1\n")
+			}
+			if wc[0].Status != uverbs.WCSuccess {
+				return nil, sendError(&wc[0], scnt, ccnt)
+			}
+			ccnt++
+		}
+	}
+	return posted, nil
+}
+
+// latRead is run_iter_lat: the client RDMA-reads size bytes, waits for
+// the completion, reads again.
+func (s *session) latRead(size uint64) ([]int64, error) {
+	c, r := s.c, s.r
+	wrs, _ := s.sendWRs(size)
+	w := &wrs[0]
+	w.Flags = uverbs.SendSignaled
+	qp := r.qps[0]
+	iters := uint64(c.Iters)
+	posted := make([]int64, iters)
+	var scnt uint64
+	var wc [1]uverbs.WC
+	k := clock{time.Now()}
+	for scnt < iters {
+		s.gap(k)
+		posted[scnt] = k.now()
+		scnt++
+		if err := qp.PostSend(w); err != nil {
+			return nil, fail(fmt.Sprintf("Couldn't post send: scnt=%d\n", scnt))
+		}
+		if c.Events {
+			if err := s.waitEvent(aliveTimeout); err != nil {
+				return nil, fail("Couldn't request CQ notification\n")
+			}
+		}
+		for {
+			ne, err := r.sendCQ.Poll(wc[:])
+			if err != nil {
+				return nil, fail("poll CQ failed -1\n")
+			}
+			if ne > 0 && wc[0].Status != uverbs.WCSuccess {
+				return nil, sendError(&wc[0], scnt, scnt)
+			}
+			if c.Events || ne > 0 {
+				break
+			}
+		}
+	}
+	return posted, nil
+}
