@@ -270,8 +270,8 @@ func latReport(c *Config, posted []int64, size uint64) string {
 	avg := sum / float64(n)
 	var stdevSum float64
 	for _, d := range delta[:n] {
-		tv := int(avg - float64(d)/q) // perftest keeps these in ints
-		stdevSum += float64(int(math.Pow(float64(tv), 2)))
+		tv := cInt(avg - float64(d)/q) // perftest keeps these in C ints
+		stdevSum += float64(cInt(math.Pow(float64(tv), 2)))
 	}
 	if c.Histogram {
 		fmt.Fprintf(&b, "#, %s\n", units)
@@ -284,6 +284,9 @@ func latReport(c *Config, posted []int64, size uint64) string {
 	}
 	lat := float64(median) / q
 	stdev := math.Sqrt(stdevSum / float64(n))
+	if stdevSum < 0 {
+		stdev = math.Copysign(math.NaN(), -1) // x86's sqrt of a negative number
+	}
 	i99 := int(math.Ceil(float64(n) * 0.99))
 	i999 := int(math.Ceil(float64(n) * 0.999))
 	if c.Output == OutputLat {
@@ -303,8 +306,29 @@ type latStats struct {
 
 // line is REPORT_FMT_LAT and its newline.
 func (l latStats) line() string {
-	return fmt.Sprintf(" %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f\n",
-		l.size, l.iters, l.min, l.max, l.typical, l.avg, l.stdev, l.p99, l.p999)
+	return fmt.Sprintf(" %-7d %d          %-7s        %-7s      %-7s  \t       %-7s     \t%-7s\t\t%-7s \t\t%-7s\n",
+		l.size, l.iters, cF2(l.min), cF2(l.max), cF2(l.typical), cF2(l.avg), cF2(l.stdev), cF2(l.p99), cF2(l.p999))
+}
+
+// cF2 is C's "%.2f", which prints a NaN as "-nan" or "nan" by its sign.
+func cF2(v float64) string {
+	if math.IsNaN(v) {
+		if math.Signbit(v) {
+			return "-nan"
+		}
+		return "nan"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// cInt is a C conversion of a double to int on x86-64 (cvttsd2si): out
+// of range, it is INT_MIN. perftest's stdev sums its squares this way, so
+// a spread over 46 ms overflows as it does there.
+func cInt(v float64) int32 {
+	if math.IsNaN(v) || v >= 1<<31 || v < -(1<<31) {
+		return math.MinInt32
+	}
+	return int32(v)
 }
 
 // latDurationReport is print_report_lat_duration: iters round trips in

@@ -2,6 +2,7 @@ package perftest
 
 import (
 	"bytes"
+	"math"
 	"net/netip"
 	"strings"
 	"testing"
@@ -132,5 +133,32 @@ func TestLatReport(t *testing.T) {
 	got = latReport(r, []int64{0, 1000, 3000, 6000, 10000}, 2)
 	if !strings.HasPrefix(got, "#, usec\n1, 1\n2, 2\n3, 3\n4, 4\n"+resultLine) {
 		t.Errorf("unsorted %q", got)
+	}
+}
+
+// TestRowPatterns checks the interop test's row patterns against
+// perftest's own rows (from the VM) and ours.
+func TestRowPatterns(t *testing.T) {
+	for _, row := range []string{
+		" 2       20          72.26          94.12        73.33    \t       75.36       \t4.87   \t\t94.12   \t\t94.12  ",
+		" 2       20          155.35         91887.76      3499.13  \t       7411.28     \t-nan   \t\t91887.76 \t\t91887.76",
+		strings.TrimSuffix(latStats{2, 5, 1, 2, 3, 4, math.NaN(), 6, 7}.line(), "\n"),
+	} {
+		if !latRow.MatchString(row) {
+			t.Errorf("latRow does not match %q", row)
+		}
+	}
+	if got := cF2(math.Copysign(math.NaN(), -1)); got != "-nan" {
+		t.Errorf("cF2(-NaN) = %q", got)
+	}
+	if cInt(3e9) != math.MinInt32 || cInt(-2.5) != -2 {
+		t.Errorf("cInt %d %d", cInt(3e9), cInt(-2.5))
+	}
+	c := parsed(t, "ib_send_bw")
+	for _, row := range []string{" 65536      20               33.30              33.30  \t\t   0.000533",
+		strings.TrimSuffix(bwLine(c, Report{1024, 20, 0, 349.12, 0.357501}), "\n")} {
+		if !bwRow.MatchString(row) {
+			t.Errorf("bwRow does not match %q", row)
+		}
 	}
 }

@@ -1,0 +1,259 @@
+package perftest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/internal/testenv"
+)
+
+// end is one side of a test: ours (Main in this process) or perftest's
+// program.
+type end struct {
+	prog   string
+	oracle bool
+}
+
+func (e end) String() string {
+	if e.oracle {
+		return "perftest"
+	}
+	return "ours"
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+	err            error // it did not end in time, or did not start
+}
+
+// start runs e with args and returns a function that waits for it.
+func (e end) start(t *testing.T, args []string) func() result {
+	t.Helper()
+	const limit = 90 * time.Second
+	if !e.oracle {
+		p := progs[e.prog]
+		var out, errb bytes.Buffer
+		done := make(chan error, 1)
+		go func() { done <- Main(&out, &errb, e.prog, p.v, p.t, args) }()
+		return func() result {
+			select {
+			case err := <-done:
+				r := result{stdout: out.String(), stderr: errb.String()}
+				var ee *cmnode.ExitError
+				if errors.As(err, &ee) {
+					r.code = ee.Code
+				} else if err != nil {
+					r.err = err
+				}
+				return r
+			case <-time.After(limit):
+				return result{err: fmt.Errorf("ours: no end after %v", limit)}
+			}
+		}
+	}
+	var out, errb bytes.Buffer
+	cmd := exec.Command(testenv.Oracle(t, e.prog), args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return func() result {
+		select {
+		case err := <-done:
+			r := result{stdout: out.String(), stderr: errb.String()}
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				r.code = ee.ExitCode()
+			} else if err != nil {
+				r.err = err
+			}
+			return r
+		case <-time.After(limit):
+			cmd.Process.Kill()
+			<-done
+			return result{stdout: out.String(), stderr: errb.String(), err: fmt.Errorf("perftest: no end after %v", limit)}
+		}
+	}
+}
+
+var nextPort atomic.Int32
+
+func init() { nextPort.Store(18700) }
+
+// listening says whether a TCP socket listens on port (perftest's server
+// accepts one connection only, so it cannot be probed by connecting).
+func listening(port int) bool {
+	want := fmt.Sprintf(":%04X ", port)
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, _ := os.ReadFile(f)
+		for _, l := range strings.Split(string(b), "\n") {
+			fs := strings.Fields(l)
+			if len(fs) > 3 && strings.HasSuffix(fs[1]+" ", want) && fs[3] == "0A" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var (
+	bwRow  = regexp.MustCompile(`(?m)^ (\d+) +(\d+) +(\d+\.\d\d) +(\d+\.\d\d) *\t\t   (\d+\.\d{6})$`)
+	num    = `(\d+\.\d\d|-?nan) *`
+	latRow = regexp.MustCompile(`(?m)^ (\d+) +(\d+) +` + num + num + num + `\t +` + num + `\t` + num + `\t\t` + num + `\t\t` + num + `$`)
+	addrRE = regexp.MustCompile(`(?m)^ (local|remote) address: (.*)\n GID: (.*)$`)
+)
+
+// pair runs a server and a client of prog on rxe0 (the client connects
+// to 127.0.0.1), checks both ended well, each printed perftest's
+// tables, and each one's local address is the other's remote address.
+func pair(t *testing.T, server, client end, extra ...string) (result, result) {
+	t.Helper()
+	testenv.RequireRDMA(t)
+	port := int(nextPort.Add(1))
+	args := append([]string{"-d", "rxe0", "-x", "1", "-F", "-p", strconv.Itoa(port)}, extra...)
+	ws := server.start(t, args)
+	testenv.WaitFor(t, "the server to listen", func() bool { return listening(port) })
+	wc := client.start(t, append(args, "127.0.0.1"))
+	rc := wc()
+	rs := ws()
+	for _, x := range []struct {
+		who string
+		r   result
+	}{{"server " + server.String(), rs}, {"client " + client.String(), rc}} {
+		if x.r.err != nil || x.r.code != 0 {
+			t.Fatalf("%s: status %d %v\nstdout:\n%s\nstderr:\n%s", x.who, x.r.code, x.r.err, x.r.stdout, x.r.stderr)
+		}
+	}
+	sa, ca := addrRE.FindAllStringSubmatch(rs.stdout, -1), addrRE.FindAllStringSubmatch(rc.stdout, -1)
+	if len(sa) != 2 || len(ca) != 2 || sa[0][2] != ca[1][2] || sa[1][2] != ca[0][2] || sa[0][3] != ca[1][3] {
+		t.Fatalf("addresses do not match:\nserver:\n%s\nclient:\n%s", rs.stdout, rc.stdout)
+	}
+	return rs, rc
+}
+
+// checkRow finds the table row and checks its size and iterations.
+func checkRow(t *testing.T, who, out string, re *regexp.Regexp, size, iters int) []string {
+	t.Helper()
+	m := re.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("%s: no result row:\n%s", who, out)
+	}
+	if m[1] != strconv.Itoa(size) || m[2] != strconv.Itoa(iters) {
+		t.Fatalf("%s: row for %s bytes × %s, want %d × %d:\n%s", who, m[1], m[2], size, iters, out)
+	}
+	return m
+}
+
+func TestInteropPerftest(t *testing.T) {
+	ours, theirs := func(p string) end { return end{prog: p} }, func(p string) end { return end{prog: p, oracle: true} }
+	for _, tc := range []struct {
+		prog string
+		conn string
+		size int
+	}{
+		{"ib_send_bw", "RC", 65536}, {"ib_write_bw", "RC", 65536}, {"ib_read_bw", "RC", 65536},
+		{"ib_send_lat", "RC", 2}, {"ib_write_lat", "RC", 2}, {"ib_read_lat", "RC", 2},
+		{"ib_send_bw", "UD", 1024}, {"ib_send_lat", "UD", 2},
+		{"ib_send_bw", "UC", 65536}, {"ib_write_bw", "UC", 65536}, {"ib_send_lat", "UC", 2}, {"ib_write_lat", "UC", 2},
+	} {
+		for _, roles := range [][2]end{{ours(tc.prog), theirs(tc.prog)}, {theirs(tc.prog), ours(tc.prog)}} {
+			name := fmt.Sprintf("%s/%s/server=%v", tc.prog, tc.conn, roles[0])
+			t.Run(name, func(t *testing.T) {
+				const iters = 20
+				rs, rc := pair(t, roles[0], roles[1], "-n", strconv.Itoa(iters), "-c", tc.conn)
+				if strings.HasSuffix(tc.prog, "_bw") {
+					checkRow(t, "client", rc.stdout, bwRow, tc.size, iters)
+					checkRow(t, "server", rs.stdout, bwRow, tc.size, iters)
+					return
+				}
+				checkRow(t, "client", rc.stdout, latRow, tc.size, iters)
+				if tc.prog != "ib_read_lat" {
+					checkRow(t, "server", rs.stdout, latRow, tc.size, iters)
+				}
+			})
+		}
+	}
+}
+
+// TestOursEvents runs ours against ours in event mode, the benchmark's
+// shape: send bandwidth at 64 KiB and send latency.
+func TestOursEvents(t *testing.T) {
+	o := func(p string) end { return end{prog: p} }
+	_, rc := pair(t, o("ib_send_bw"), o("ib_send_bw"), "-e", "-n", "50", "-s", "65536")
+	checkRow(t, "send_bw -e", rc.stdout, bwRow, 65536, 50)
+	if !strings.Contains(rc.stdout, " Test with events. Using rxe0_comp0\n") {
+		t.Errorf("no events line:\n%s", rc.stdout)
+	}
+	_, rc = pair(t, o("ib_send_lat"), o("ib_send_lat"), "-e", "-n", "50")
+	checkRow(t, "send_lat -e", rc.stdout, latRow, 2, 50)
+	_, rc = pair(t, o("ib_read_bw"), o("ib_read_bw"), "-e", "-n", "50", "-a")
+	if n := len(bwRow.FindAllString(rc.stdout, -1)); n != 23 {
+		t.Errorf("read_bw -a: %d rows, want 23:\n%s", n, rc.stdout)
+	}
+}
+
+// TestPeerGone: a peer that leaves gets perftest's errors and status, and
+// nobody hangs.
+func TestPeerGone(t *testing.T) {
+	testenv.RequireRDMA(t)
+	port := int(nextPort.Add(1))
+	args := []string{"-d", "rxe0", "-x", "1", "-F", "-n", "20", "-p", strconv.Itoa(port)}
+	// No server at all.
+	r := end{prog: "ib_write_bw"}.start(t, append(args, "127.0.0.1"))()
+	want := "Couldn't connect to 127.0.0.1:" + strconv.Itoa(port) + "\nUnable to open file descriptor for socket connection Unable to init the socket connection\n"
+	if r.err != nil || r.code != 1 || r.stderr != want {
+		t.Errorf("no server: status %d %v, stderr %q, want 1 %q", r.code, r.err, r.stderr, want)
+	}
+	// A client that sends its version and leaves, as perftest's server
+	// sees it: the same three lines.
+	w := end{prog: "ib_send_bw"}.start(t, args)
+	testenv.WaitFor(t, "the server to listen", func() bool { return listening(port) })
+	c, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write(versionMsg("6.06"))
+	c.Close()
+	r = w()
+	want = "ethernet_read_data: Couldn't read reports\n Unable to read to socket/rdma_cm\n Failed to exchange Page Size data between server and client\n"
+	if r.err != nil || r.code != 1 || r.stderr != want {
+		t.Errorf("client gone: status %d %v, stderr %q, want 1 %q", r.code, r.err, r.stderr, want)
+	}
+	// perftest's client against ours that leaves after the versions.
+	port = int(nextPort.Add(1))
+	l, err := net.Listen("tcp4", ":"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			b := make([]byte, 16)
+			c.Read(b)
+			c.Write(versionMsg("6.06"))
+			c.Close()
+		}
+		l.Close()
+	}()
+	args[len(args)-1] = strconv.Itoa(port)
+	r = end{prog: "ib_write_lat"}.start(t, append(args, "127.0.0.1"))()
+	want = "ethernet_read_data: Couldn't read reports\n Unable to read from socket/rdma_cm\n Failed to exchange Page Size data between server and client\n"
+	if r.err != nil || r.code != 1 || r.stderr != want {
+		t.Errorf("server gone: status %d %v, stderr %q, want 1 %q", r.code, r.err, r.stderr, want)
+	}
+}
