@@ -72,6 +72,7 @@ func listenTCP(ctx context.Context, port int) (channel, error) {
 type exchanger struct {
 	ch     channel
 	client bool
+	cm     bool // key messages as rdma_cm's binary struct
 }
 
 type msgKind int
@@ -133,7 +134,14 @@ func errText(err error) string {
 }
 
 // handshake is ctx_hand_shake over key messages.
-func (x *exchanger) handshake(my *Dest, withGID bool) (Dest, error) {
+func (x *exchanger) handshake(my *Dest, withGID bool, gidIndex int) (Dest, error) {
+	if x.cm {
+		b, err := x.xchg(keyMsg, encodeKeyCM(my, gidIndex))
+		if err != nil {
+			return Dest{}, err
+		}
+		return decodeKeyCM(b)
+	}
 	b, err := x.xchg(keyMsg, EncodeKey(my, withGID))
 	if err != nil {
 		return Dest{}, err

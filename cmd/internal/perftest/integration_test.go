@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,7 +16,9 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/internal/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/nldev"
 )
 
 // end is one side of a test: ours (Main in this process) or perftest's
@@ -111,6 +114,25 @@ func listening(port int) bool {
 	return false
 }
 
+// cmListening says whether an rdma_cm id listens on port on device dev.
+func cmListening(t *testing.T, dev uint32, port int) bool {
+	nl, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nl.Close()
+	ids, err := nl.CMIDs(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if id.State == nldev.CMListen && int(id.SrcAddr.Port()) == port {
+			return true
+		}
+	}
+	return false
+}
+
 var (
 	bwRow  = regexp.MustCompile(`(?m)^ (\d+) +(\d+) +(\d+\.\d\d) +(\d+\.\d\d) *\t\t   (\d+\.\d{6})$`)
 	num    = `(\d+\.\d\d|-?nan) *`
@@ -126,9 +148,15 @@ func pair(t *testing.T, server, client end, extra ...string) (result, result) {
 	testenv.RequireRDMA(t)
 	port := int(nextPort.Add(1))
 	args := append([]string{"-d", "rxe0", "-x", "1", "-F", "-p", strconv.Itoa(port)}, extra...)
+	target, ready := "127.0.0.1", func() bool { return listening(port) }
+	if slices.Contains(extra, "-R") {
+		// The exchange runs over rdma_cm on the rxe device's address.
+		a, dev := rxetest.Addr(t)
+		target, ready = a.String(), func() bool { return cmListening(t, dev, port) }
+	}
 	ws := server.start(t, args)
-	testenv.WaitFor(t, "the server to listen", func() bool { return listening(port) })
-	wc := client.start(t, append(args, "127.0.0.1"))
+	testenv.WaitFor(t, "the server to listen", ready)
+	wc := client.start(t, append(args, target))
 	rc := wc()
 	rs := ws()
 	for _, x := range []struct {
@@ -170,12 +198,25 @@ func TestInteropPerftest(t *testing.T) {
 		{"ib_send_lat", "RC", 2}, {"ib_write_lat", "RC", 2}, {"ib_read_lat", "RC", 2},
 		{"ib_send_bw", "UD", 1024}, {"ib_send_lat", "UD", 2},
 		{"ib_send_bw", "UC", 65536}, {"ib_write_bw", "UC", 65536}, {"ib_send_lat", "UC", 2}, {"ib_write_lat", "UC", 2},
+		{"ib_send_bw", "RC-R", 65536}, {"ib_write_bw", "RC-R", 65536}, {"ib_read_bw", "RC-R", 65536},
+		{"ib_send_lat", "RC-R", 2}, {"ib_write_lat", "RC-R", 2}, {"ib_read_lat", "RC-R", 2},
 	} {
 		for _, roles := range [][2]end{{ours(tc.prog), theirs(tc.prog)}, {theirs(tc.prog), ours(tc.prog)}} {
 			name := fmt.Sprintf("%s/%s/server=%v", tc.prog, tc.conn, roles[0])
 			t.Run(name, func(t *testing.T) {
 				const iters = 20
-				rs, rc := pair(t, roles[0], roles[1], "-n", strconv.Itoa(iters), "-c", tc.conn)
+				args := []string{"-n", strconv.Itoa(iters), "-c", tc.conn}
+				if tc.conn == "RC-R" {
+					args = []string{"-n", strconv.Itoa(iters), "-R"}
+				}
+				rs, rc := pair(t, roles[0], roles[1], args...)
+				if tc.conn == "RC-R" {
+					for _, out := range []string{rs.stdout, rc.stdout} {
+						if !strings.Contains(out, " rdma_cm QPs\t : ON\n") || !strings.Contains(out, " Data ex. method : rdma_cm") {
+							t.Errorf("not an rdma_cm run:\n%s", out)
+						}
+					}
+				}
 				if strings.HasSuffix(tc.prog, "_bw") {
 					checkRow(t, "client", rc.stdout, bwRow, tc.size, iters)
 					checkRow(t, "server", rs.stdout, bwRow, tc.size, iters)

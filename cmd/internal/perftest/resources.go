@@ -9,6 +9,7 @@ import (
 	"github.com/rdmastack/rdmastack/ah"
 	"github.com/rdmastack/rdmastack/device"
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/rdma"
 	"github.com/rdmastack/rdmastack/uverbs"
 	"github.com/rdmastack/rdmastack/uverbs/membuf"
 )
@@ -16,7 +17,9 @@ import (
 // res is one side's verbs resources (perftest's pingpong_context).
 type res struct {
 	c      *Config
-	ctx    *uverbs.Context
+	ctx    *uverbs.Context // ours: the device's and port's facts
+	vctx   *uverbs.Context // where the test's objects live: ctx, or with -R the rdma_cm id's device's
+	ids    []*rdma.ID      // with -R, the test QPs' ids (each owns its QP)
 	port   *uverbs.PortAttr
 	ch     *uverbs.CompChannel
 	pd     *uverbs.PD
@@ -41,9 +44,15 @@ func (r *res) close() {
 			h.Close()
 		}
 	}
-	for _, q := range r.qps {
-		if q != nil {
-			q.Close()
+	for _, id := range r.ids {
+		id.Disconnect()
+		id.Close()
+	}
+	if r.ids == nil {
+		for _, q := range r.qps {
+			if q != nil {
+				q.Close()
+			}
 		}
 	}
 	if r.sendCQ != nil {
@@ -65,7 +74,7 @@ func (r *res) close() {
 		r.buf.Close()
 	}
 	if r.ctx != nil {
-		r.ctx.Close()
+		r.ctx.Close() // r.vctx, when another, is the rdma package's
 	}
 }
 
@@ -205,17 +214,20 @@ func (r *res) bestGID() (int, error) {
 }
 
 // create is ctx_init: buffer, PD, MR, CQs (one, or a send and a receive
-// CQ for SEND tests), the completion channel with -e, and the QPs in
-// INIT.
-func (r *res) create(size uint64) error {
+// CQ for SEND tests), the completion channel with -e, and (makeQPs) the
+// QPs in INIT, all on r.vctx.
+func (r *res) create(size uint64, makeQPs bool) error {
 	c := r.c
 	var err error
+	if r.vctx == nil {
+		r.vctx = r.ctx
+	}
 	if c.Events {
-		if r.ch, err = r.ctx.CreateCompChannel(); err != nil {
+		if r.ch, err = r.vctx.CreateCompChannel(); err != nil {
 			return fail("Couldn't create completion channel\n Couldn't create IB resources\n")
 		}
 	}
-	if r.pd, err = r.ctx.AllocPD(); err != nil {
+	if r.pd, err = r.vctx.AllocPD(); err != nil {
 		return fail("Couldn't allocate PD\n Couldn't create IB resources\n")
 	}
 	bs := int(size)
@@ -241,43 +253,28 @@ func (r *res) create(size uint64) error {
 		return fail("Couldn't allocate MR\n Couldn't create IB resources\n")
 	}
 	cqe := c.TxDepth * c.NumQPs
-	if r.sendCQ, err = r.ctx.CreateCQ(uverbs.CQAttr{CQE: cqe, CompChannel: r.ch}); err != nil {
+	if r.sendCQ, err = r.vctx.CreateCQ(uverbs.CQAttr{CQE: cqe, CompChannel: r.ch}); err != nil {
 		return fail("Couldn't create CQ\n Couldn't create IB resources\n")
 	}
-	recvCQ := r.sendCQ
 	if c.Verb == Send {
-		if r.recvCQ, err = r.ctx.CreateCQ(uverbs.CQAttr{CQE: c.RxDepth * c.NumQPs, CompChannel: r.ch}); err != nil {
+		if r.recvCQ, err = r.vctx.CreateCQ(uverbs.CQAttr{CQE: c.RxDepth * c.NumQPs, CompChannel: r.ch}); err != nil {
 			return fail("Couldn't create a receiver CQ\n Couldn't create IB resources\n")
 		}
-		recvCQ = r.recvCQ
 	}
-	typ := map[Conn]ib.QPType{RC: ib.QPTypeRC, UC: ib.QPTypeUC, UD: ib.QPTypeUD}[c.Conn]
-	rx := 1
-	if c.Verb == Send {
-		rx = c.RxDepth
-	}
-	var qpAccess uverbs.Access
-	switch c.Verb {
-	case Write:
-		qpAccess = uverbs.AccessRemoteWrite
-	case Read:
-		qpAccess = uverbs.AccessRemoteRead
-	case Send:
-		qpAccess = uverbs.AccessRemoteWrite | uverbs.AccessLocalWrite
-	}
-	for i := 0; i < c.NumQPs; i++ {
-		qp, err := r.pd.CreateQP(uverbs.QPInit{Type: typ, SendCQ: r.sendCQ, RecvCQ: recvCQ,
-			Cap: uverbs.QPCap{MaxSendWR: uint32(c.TxDepth), MaxRecvWR: uint32(rx), MaxSendSGE: 1, MaxRecvSGE: 1}})
-		if err != nil {
-			return fail("Couldn't create QP\n Couldn't create IB resources\n")
-		}
-		r.qps = append(r.qps, qp)
-		o := uverbs.ConnectOptions{Port: uint8(c.IBPort), PKeyIndex: uint16(c.PKeyIndex), QKey: defQKey}
-		if c.Conn != UD {
-			o.Access = qpAccess
-		}
-		if err := qp.Init(o); err != nil {
-			return fail("Failed to modify QP to INIT\n Couldn't create IB resources\n")
+	if makeQPs {
+		for i := 0; i < c.NumQPs; i++ {
+			qp, err := r.pd.CreateQP(r.qpInit())
+			if err != nil {
+				return fail("Couldn't create QP\n Couldn't create IB resources\n")
+			}
+			r.qps = append(r.qps, qp)
+			o := uverbs.ConnectOptions{Port: uint8(c.IBPort), PKeyIndex: uint16(c.PKeyIndex), QKey: defQKey}
+			if c.Conn != UD {
+				o.Access = r.qpAccess()
+			}
+			if err := qp.Init(o); err != nil {
+				return fail("Failed to modify QP to INIT\n Couldn't create IB resources\n")
+			}
 		}
 	}
 	if c.Conn == UD {
@@ -286,6 +283,33 @@ func (r *res) create(size uint64) error {
 		}
 	}
 	return nil
+}
+
+// qpInit is a test QP's type and queues.
+func (r *res) qpInit() uverbs.QPInit {
+	c := r.c
+	typ := map[Conn]ib.QPType{RC: ib.QPTypeRC, UC: ib.QPTypeUC, UD: ib.QPTypeUD}[c.Conn]
+	rx := 1
+	if c.Verb == Send {
+		rx = c.RxDepth
+	}
+	recvCQ := r.sendCQ
+	if r.recvCQ != nil {
+		recvCQ = r.recvCQ
+	}
+	return uverbs.QPInit{Type: typ, SendCQ: r.sendCQ, RecvCQ: recvCQ,
+		Cap: uverbs.QPCap{MaxSendWR: uint32(c.TxDepth), MaxRecvWR: uint32(rx), MaxSendSGE: 1, MaxRecvSGE: 1}}
+}
+
+// qpAccess is what a test QP lets the peer do.
+func (r *res) qpAccess() uverbs.Access {
+	switch r.c.Verb {
+	case Write:
+		return uverbs.AccessRemoteWrite
+	case Read:
+		return uverbs.AccessRemoteRead
+	}
+	return uverbs.AccessRemoteWrite | uverbs.AccessLocalWrite
 }
 
 // inc is perftest's INC: size rounded up to the cache line.

@@ -54,7 +54,7 @@ func (s *session) errw(str string) { io.WriteString(s.stderr, str) }
 
 // hs is one ctx_hand_shake of QP i's key message.
 func (s *session) hs(i int, line string) error {
-	d, err := s.x.handshake(&s.my[i], s.r.withGID)
+	d, err := s.x.handshake(&s.my[i], s.r.withGID, s.c.GIDIndex)
 	if err != nil {
 		return withLine(err, line)
 	}
@@ -77,8 +77,8 @@ const (
 )
 
 func run(ctx context.Context, stdout, stderr io.Writer, c *Config) error {
-	if c.RdmaCM {
-		return fail(" rdma_cm QPs (-R) are not supported by this implementation yet\n")
+	if c.RdmaCM && c.Conn == UD {
+		return fail(" UD test QPs over rdma_cm (-R -c UD) are not supported by this implementation\n")
 	}
 	r, err := openDevice(c, stdout, stderr)
 	if err != nil {
@@ -90,16 +90,21 @@ func run(ctx context.Context, stdout, stderr io.Writer, c *Config) error {
 		s.out("\n************************************\n* Waiting for client to connect... *\n************************************\n")
 	}
 	var ch channel
-	if c.isServer() {
+	switch {
+	case c.RdmaCM && c.isServer():
+		ch, err = listenCM(ctx, c)
+	case c.RdmaCM:
+		ch, err = dialCM(ctx, c)
+	case c.isServer():
 		ch, err = listenTCP(ctx, c.Port)
-	} else {
+	default:
 		ch, err = dialTCP(c.Server, c.Port)
 	}
 	if err != nil {
 		return err
 	}
 	defer ch.close()
-	s.x = &exchanger{ch: ch, client: c.Server != ""}
+	s.x = &exchanger{ch: ch, client: c.Server != "", cm: c.RdmaCM}
 	if err := s.versions(); err != nil {
 		return err
 	}
@@ -107,7 +112,13 @@ func run(ctx context.Context, stdout, stderr io.Writer, c *Config) error {
 	if c.RunAll {
 		size = maxSize
 	}
-	if err := r.create(size); err != nil {
+	s.my = make([]Dest, c.NumQPs)
+	s.rem = make([]Dest, c.NumQPs)
+	if c.RdmaCM {
+		if err := s.cmConnect(ctx, size); err != nil {
+			return err
+		}
+	} else if err := r.create(size, true); err != nil {
 		return err
 	}
 	if err := s.setUp(); err != nil {
@@ -191,13 +202,23 @@ func (s *session) setUp() error {
 		gid = e.GID
 		r.withGID = true
 	}
-	s.my = make([]Dest, c.NumQPs)
-	s.rem = make([]Dest, c.NumQPs)
 	for i, qp := range r.qps {
 		s.my[i] = Dest{LID: r.port.LID, OutReads: uint16(c.OutReads), QPN: qp.Num(), PSN: rand.Uint32() & 0xffffff,
 			RKey: r.mr.RKey(), VAddr: r.targetAddr(i), GID: gid}
 	}
 	return nil
+}
+
+// connect checks the GIDs and connects the QPs by hand, unless rdma_cm
+// connected them (-R).
+func (s *session) connect() error {
+	if s.c.RdmaCM {
+		return nil
+	}
+	if err := s.gidCheck(); err != nil {
+		return err
+	}
+	return s.r.connect(s.my, s.rem)
 }
 
 // gidCheck is ctx_check_gid_compatibility.
@@ -235,7 +256,9 @@ func (s *session) closeConn(line string) error {
 	if err := s.hs(0, ""); err != nil {
 		return withLine(err, line)
 	}
-	s.x.ch.write([]byte("done\x00"))
+	if !s.c.RdmaCM {
+		s.x.ch.write([]byte("done\x00"))
+	}
 	return nil
 }
 
@@ -261,10 +284,7 @@ func (s *session) rdmaBW() error {
 	if err := s.hsAll(xchgFailed1); err != nil {
 		return err
 	}
-	if err := s.gidCheck(); err != nil {
-		return err
-	}
-	if err := s.r.connect(s.my, s.rem); err != nil {
+	if err := s.connect(); err != nil {
 		return err
 	}
 	s.printDests(true)
@@ -353,10 +373,7 @@ func (s *session) sendBW() error {
 	if err := s.hsAll(xchgFailed1); err != nil {
 		return err
 	}
-	if err := s.gidCheck(); err != nil {
-		return err
-	}
-	if err := s.r.connect(s.my, s.rem); err != nil {
+	if err := s.connect(); err != nil {
 		return err
 	}
 	if err := s.hs(0, xchgFailed1); err != nil {
@@ -429,10 +446,7 @@ func (s *session) lat() error {
 	if err := s.hsAll(xchgFailed); err != nil {
 		return err
 	}
-	if err := s.gidCheck(); err != nil {
-		return err
-	}
-	if err := s.r.connect(s.my, s.rem); err != nil {
+	if err := s.connect(); err != nil {
 		return err
 	}
 	if c.Verb == Send {
