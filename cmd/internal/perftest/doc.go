@@ -14,7 +14,16 @@
 // event mode (-e) waits in CompChannel.GetEvent, which parks the
 // goroutine on the netpoller.
 //
-// Not carried over: dual port, multicast, XRC/DC/SRD, raw Ethernet, SRQ,
-// rate limiting, CUDA/ROCm/mmap buffers, ODP, post lists, JSON output and
-// performance counters; each is refused with a message that says so.
+// With -R the exchange runs over an rdma_cm RC connection and the test
+// QPs are connected by rdma_cm (RC and, for SEND, UC is refused as
+// perftest refuses it; UD over rdma_cm is not done here). -D runs for a
+// duration, measuring between the margins, as perftest's SIGALRM state
+// machine does, polled from the loops.
+//
+// Not carried over: bidirectional runs (-b), dual port, multicast,
+// XRC/DC/SRD, raw Ethernet, SRQ, rate limiting, CUDA/ROCm/mmap buffers,
+// ODP, post lists, JSON output and performance counters; each is refused
+// with a message that says so. The send and receive addresses do not
+// cycle through the buffer for small messages as perftest's do (a cache
+// effect that Soft-RoCE does not have).
 package perftest

@@ -231,6 +231,37 @@ func TestInteropPerftest(t *testing.T) {
 	}
 }
 
+var latDurRow = regexp.MustCompile(`(?m)^ (\d+) +(\d+) +(\d+\.\d\d) +(\d+\.\d\d) *$`)
+
+// TestInteropDuration runs -D (3 s, 1 s margins) against perftest in
+// both roles: each side's row counts what it measured while sampling.
+func TestInteropDuration(t *testing.T) {
+	for _, tc := range []struct {
+		prog string
+		size int
+	}{{"ib_write_bw", 65536}, {"ib_send_bw", 65536}, {"ib_send_lat", 2}} {
+		for _, ourServer := range []bool{true, false} {
+			server, client := end{prog: tc.prog}, end{prog: tc.prog, oracle: true}
+			if !ourServer {
+				server, client = client, server
+			}
+			t.Run(fmt.Sprintf("%s/server=%v", tc.prog, server), func(t *testing.T) {
+				rs, rc := pair(t, server, client, "-D", "3", "-f", "1")
+				re := bwRow
+				if strings.HasSuffix(tc.prog, "_lat") {
+					re = latDurRow
+				}
+				for who, out := range map[string]string{"server": rs.stdout, "client": rc.stdout} {
+					m := re.FindStringSubmatch(out)
+					if m == nil || m[1] != strconv.Itoa(tc.size) || m[2] == "0" {
+						t.Errorf("%s: no row for %d bytes with iterations:\n%s", who, tc.size, out)
+					}
+				}
+			})
+		}
+	}
+}
+
 // TestOursEvents runs ours against ours in event mode, the benchmark's
 // shape: send bandwidth at 64 KiB and send latency.
 func TestOursEvents(t *testing.T) {

@@ -103,14 +103,22 @@ func (s *session) bwClient(size uint64) (Report, error) {
 	var totS, totC uint64
 	var wc [pollBatch]uverbs.WC
 	k := clock{time.Now()}
+	dur := newDur(c, k)
+	if c.DurMode {
+		dur.begin()
+	}
+	var counted uint64 // Duration: completions while sampling
 	if c.NoPeak {
 		t.posted[0] = k.now()
 	}
-	for totS < tot || totC < tot {
+	for totS < tot || totC < tot || c.DurMode && !dur.ended() {
 		for i := range wrs {
 			w := &wrs[i]
-			for scnt[i] < iters && scnt[i]-ccnt[i]+1 <= uint64(c.TxDepth) {
-				if scnt[i]%cqMod == 0 && cqMod > 1 && scnt[i] != iters-1 {
+			for (scnt[i] < iters || c.DurMode) && scnt[i]-ccnt[i]+1 <= uint64(c.TxDepth) {
+				if c.DurMode && dur.ended() {
+					break
+				}
+				if scnt[i]%cqMod == 0 && cqMod > 1 && (c.DurMode || scnt[i] != iters-1) {
 					w.Flags &^= uverbs.SendSignaled
 				}
 				if !c.NoPeak {
@@ -121,12 +129,12 @@ func (s *session) bwClient(size uint64) (Report, error) {
 				}
 				scnt[i]++
 				totS++
-				if scnt[i]%cqMod == cqMod-1 || scnt[i] == iters-1 {
+				if scnt[i]%cqMod == cqMod-1 || !c.DurMode && scnt[i] == iters-1 {
 					w.Flags |= uverbs.SendSignaled
 				}
 			}
 		}
-		if totC >= tot {
+		if totC >= tot && !(c.DurMode && totC < totS) {
 			continue
 		}
 		if c.Events {
@@ -145,6 +153,9 @@ func (s *session) bwClient(size uint64) (Report, error) {
 			}
 			ccnt[w.ID] += cqMod
 			totC += cqMod
+			if c.DurMode && dur.sampling() {
+				counted += cqMod
+			}
 			if !c.NoPeak {
 				if totC > tot {
 					t.completed[tot-1] = k.now()
@@ -153,6 +164,10 @@ func (s *session) bwClient(size uint64) (Report, error) {
 				}
 			}
 		}
+	}
+	if c.DurMode {
+		t.posted[0], t.completed[0] = dur.from, dur.to
+		return computeBW(c, t, size, counted), nil
 	}
 	if c.NoPeak {
 		t.completed[0] = k.now()
@@ -198,9 +213,11 @@ func (s *session) bwServer(size uint64) (Report, error) {
 	var rcnt uint64
 	var wc [pollBatch]uverbs.WC
 	k := clock{time.Now()}
+	dur := newDur(c, k)
+	var counted uint64
 	first := true
 	last, lastCnt := time.Now(), uint64(0)
-	for rcnt < tot {
+	for rcnt < tot || c.DurMode && !dur.ended() {
 		if c.Events {
 			if err := s.waitEvent(aliveTimeout); err != nil {
 				if err == errNoMessage {
@@ -214,11 +231,12 @@ func (s *session) bwServer(size uint64) (Report, error) {
 			if err != nil {
 				return Report{}, fail("Poll Receive CQ failed -1\n")
 			}
-			if ne == 0 {
+			if ne == 0 || c.DurMode && dur.ended() {
 				break
 			}
 			if first {
 				t.posted[0] = k.now()
+				dur.begin()
 				first = false
 			}
 			for j := 0; j < ne; j++ {
@@ -228,7 +246,10 @@ func (s *session) bwServer(size uint64) (Report, error) {
 				}
 				rcntQP[w.ID]++
 				rcnt++
-				if posted[w.ID]+1 <= iters {
+				if c.DurMode && dur.sampling() {
+					counted++
+				}
+				if c.DurMode || posted[w.ID]+1 <= iters {
 					if err := r.qps[w.ID].PostRecv(&s.rwrs[w.ID]); err != nil {
 						return Report{}, &Failure{Stderr: fmt.Sprintf("Couldn't post recv Qp=%d rcnt=%d\n", w.ID, rcntQP[w.ID]), Code: 15}
 					}
@@ -238,10 +259,14 @@ func (s *session) bwServer(size uint64) (Report, error) {
 		}
 		if rcnt != lastCnt {
 			last, lastCnt = time.Now(), rcnt
-		} else if !c.Events && time.Since(last) > aliveTimeout {
+		} else if !c.Events && !c.DurMode && time.Since(last) > aliveTimeout {
 			s.errw(aliveMsg(rcnt, tot))
 			return Report{}, fail("")
 		}
+	}
+	if c.DurMode {
+		t.posted[0], t.completed[0] = dur.from, dur.to
+		return computeBW(c, t, size, counted), nil
 	}
 	t.completed[0] = k.now()
 	return computeBW(c, t, size, tot), nil
@@ -253,40 +278,48 @@ func aliveMsg(rcnt, tot uint64) string {
 
 // latSend is run_iter_lat_send: the server answers each receive with a
 // send, the client sends first; the post times are the samples.
-func (s *session) latSend(size uint64) ([]int64, error) {
+func (s *session) latSend(size uint64) (latOut, error) {
 	c, r := s.c, s.r
 	wrs, _ := s.sendWRs(size)
 	w := &wrs[0]
 	w.Flags = 0
 	qp := r.qps[0]
 	iters := uint64(c.Iters)
-	posted := make([]int64, iters)
+	out := latOut{posted: make([]int64, iters)}
 	var scnt, rcnt uint64
 	var wc [1]uverbs.WC
 	k := clock{time.Now()}
+	dur := newDur(c, k)
 	client := !c.isServer()
 	last := time.Now()
-	for scnt < iters || rcnt < iters {
-		if rcnt < iters && !(scnt < 1 && client) {
+	for scnt < iters || rcnt < iters || c.DurMode && !dur.ended() {
+		if (rcnt < iters || c.DurMode) && !(scnt < 1 && client) {
 			if c.Events {
 				if err := s.waitEvent(aliveTimeout); err != nil {
-					return nil, fail(" Failed to notify events to CQ")
+					return latOut{}, fail(" Failed to notify events to CQ")
 				}
 			}
 			for {
 				ne, err := r.recvCQ.Poll(wc[:])
 				if err != nil {
-					return nil, fail("poll CQ failed -1\n")
+					return latOut{}, fail("poll CQ failed -1\n")
+				}
+				if c.DurMode && dur.ended() {
+					break
 				}
 				if ne > 0 {
+					dur.begin()
 					if wc[0].Status != uverbs.WCSuccess {
-						return nil, recvError(&wc[0], rcnt)
+						return latOut{}, recvError(&wc[0], rcnt)
 					}
 					rcnt++
+					if c.DurMode && dur.sampling() {
+						out.iters++
+					}
 					last = time.Now()
-					if rcnt+uint64(c.RxDepth) <= iters {
+					if c.DurMode || rcnt+uint64(c.RxDepth) <= iters {
 						if err := qp.PostRecv(&s.rwrs[0]); err != nil {
-							return nil, &Failure{Stderr: fmt.Sprintf("Couldn't post recv: rcnt=%d\n", rcnt), Code: 15}
+							return latOut{}, &Failure{Stderr: fmt.Sprintf("Couldn't post recv: rcnt=%d\n", rcnt), Code: 15}
 						}
 					}
 				}
@@ -294,26 +327,31 @@ func (s *session) latSend(size uint64) ([]int64, error) {
 					break
 				}
 				if time.Since(last) > aliveTimeout {
-					return nil, fail(aliveMsg(rcnt, iters))
+					return latOut{}, fail(aliveMsg(rcnt, iters))
 				}
 			}
 		}
-		if scnt < iters {
+		if scnt < iters || c.DurMode && !dur.ended() {
 			s.gap(k)
-			posted[scnt] = k.now()
+			if !c.DurMode {
+				out.posted[scnt] = k.now()
+			}
 			scnt++
 			poll := false
-			if scnt%uint64(c.CQMod) == 0 || scnt == iters {
+			if scnt%uint64(c.CQMod) == 0 || !c.DurMode && scnt == iters {
 				poll = true
 				w.Flags |= uverbs.SendSignaled
 			}
+			if c.DurMode && dur.ended() {
+				break
+			}
 			if err := qp.PostSend(w); err != nil {
-				return nil, fail(fmt.Sprintf("Couldn't post send: scnt=%d \n", scnt))
+				return latOut{}, fail(fmt.Sprintf("Couldn't post send: scnt=%d \n", scnt))
 			}
 			if poll {
 				if c.Events {
 					if err := s.waitEvent(aliveTimeout); err != nil {
-						return nil, fail(" Failed to notify events to CQ")
+						return latOut{}, fail(" Failed to notify events to CQ")
 					}
 				}
 				var ne int
@@ -324,16 +362,25 @@ func (s *session) latSend(size uint64) ([]int64, error) {
 					}
 				}
 				if err != nil {
-					return nil, fail("poll on Send CQ failed -1\n")
+					return latOut{}, fail("poll on Send CQ failed -1\n")
 				}
 				if ne > 0 && wc[0].Status != uverbs.WCSuccess {
-					return nil, sendError(&wc[0], scnt, scnt)
+					return latOut{}, sendError(&wc[0], scnt, scnt)
 				}
 				w.Flags &^= uverbs.SendSignaled
 			}
 		}
 	}
-	return posted, nil
+	out.sample = dur.to - dur.from
+	return out, nil
+}
+
+// latOut is what a latency loop measured: the post times, or with -D
+// the round trips counted while sampling and the sample's length.
+type latOut struct {
+	posted []int64
+	iters  uint64
+	sample int64
 }
 
 // gap is --latency_gap: spin that many microseconds before a post.
@@ -349,14 +396,14 @@ func (s *session) gap(k clock) {
 // latWrite is run_iter_lat_write: each side RDMA-writes size bytes whose
 // last byte counts the iterations, and waits for the peer's count to
 // reach its own before the next.
-func (s *session) latWrite(size uint64) ([]int64, error) {
+func (s *session) latWrite(size uint64) (latOut, error) {
 	c, r := s.c, s.r
 	wrs, _ := s.sendWRs(size)
 	w := &wrs[0]
 	w.Flags = uverbs.SendSignaled
 	qp := r.qps[0]
 	iters := uint64(c.Iters)
-	posted := make([]int64, iters)
+	out := latOut{posted: make([]int64, iters)}
 	b := r.buf.Bytes()
 	postBuf := &b[size-1]
 	pollAddr := unsafe.Pointer(&b[r.targetOff(0)+int(size)-1])
@@ -366,81 +413,109 @@ func (s *session) latWrite(size uint64) ([]int64, error) {
 	var scnt, ccnt, rcnt uint64
 	var wc [1]uverbs.WC
 	k := clock{time.Now()}
+	dur := newDur(c, k)
+	if c.DurMode {
+		dur.begin()
+	}
 	server := c.isServer()
-	for scnt < iters || ccnt < iters || rcnt < iters {
-		if rcnt < iters && !(scnt < 1 && server) {
+	for scnt < iters || ccnt < iters || rcnt < iters || c.DurMode && !dur.ended() {
+		if (rcnt < iters || c.DurMode) && !(scnt < 1 && server) {
 			rcnt++
 			start := time.Now()
 			for n := 0; pollByte() != byte(rcnt); n++ {
-				if n&0xffff == 0xffff && time.Since(start) > aliveTimeout {
-					return nil, fail(aliveMsg(rcnt-1, iters))
+				if n&0xffff == 0xffff {
+					if c.DurMode && dur.ended() {
+						break
+					}
+					if !c.DurMode && time.Since(start) > aliveTimeout {
+						return latOut{}, fail(aliveMsg(rcnt-1, iters))
+					}
 				}
 			}
 		}
-		if scnt < iters {
+		if scnt < iters || c.DurMode {
 			s.gap(k)
-			posted[scnt] = k.now()
+			if !c.DurMode {
+				out.posted[scnt] = k.now()
+			}
 			scnt++
 			*postBuf = byte(scnt)
 			if err := qp.PostSend(w); err != nil {
-				return nil, fail(fmt.Sprintf("Couldn't post send: scnt=%d\n", scnt))
+				return latOut{}, fail(fmt.Sprintf("Couldn't post send: scnt=%d\n", scnt))
 			}
 		}
-		if ccnt < iters {
+		if c.DurMode && dur.ended() {
+			break
+		}
+		if ccnt < iters || c.DurMode {
 			var ne int
 			var err error
 			for ne == 0 && err == nil {
 				ne, err = r.sendCQ.Poll(wc[:])
 			}
 			if err != nil {
-				return nil, fail("poll CQ failed -1\n")
+				return latOut{}, fail("poll CQ failed -1\n")
 			}
 			if wc[0].Status != uverbs.WCSuccess {
-				return nil, sendError(&wc[0], scnt, ccnt)
+				return latOut{}, sendError(&wc[0], scnt, ccnt)
 			}
 			ccnt++
+			if c.DurMode && dur.sampling() {
+				out.iters++
+			}
 		}
 	}
-	return posted, nil
+	out.sample = dur.to - dur.from
+	return out, nil
 }
 
 // latRead is run_iter_lat: the client RDMA-reads size bytes, waits for
 // the completion, reads again.
-func (s *session) latRead(size uint64) ([]int64, error) {
+func (s *session) latRead(size uint64) (latOut, error) {
 	c, r := s.c, s.r
 	wrs, _ := s.sendWRs(size)
 	w := &wrs[0]
 	w.Flags = uverbs.SendSignaled
 	qp := r.qps[0]
 	iters := uint64(c.Iters)
-	posted := make([]int64, iters)
+	out := latOut{posted: make([]int64, iters)}
 	var scnt uint64
 	var wc [1]uverbs.WC
 	k := clock{time.Now()}
-	for scnt < iters {
+	dur := newDur(c, k)
+	if c.DurMode {
+		dur.begin()
+	}
+	for scnt < iters || c.DurMode && !dur.ended() {
 		s.gap(k)
-		posted[scnt] = k.now()
+		if !c.DurMode {
+			out.posted[scnt] = k.now()
+		}
 		scnt++
 		if err := qp.PostSend(w); err != nil {
-			return nil, fail(fmt.Sprintf("Couldn't post send: scnt=%d\n", scnt))
+			return latOut{}, fail(fmt.Sprintf("Couldn't post send: scnt=%d\n", scnt))
 		}
 		if c.Events {
 			if err := s.waitEvent(aliveTimeout); err != nil {
-				return nil, fail("Couldn't request CQ notification\n")
+				return latOut{}, fail("Couldn't request CQ notification\n")
 			}
 		}
 		for {
 			ne, err := r.sendCQ.Poll(wc[:])
 			if err != nil {
-				return nil, fail("poll CQ failed -1\n")
+				return latOut{}, fail("poll CQ failed -1\n")
 			}
 			if ne > 0 && wc[0].Status != uverbs.WCSuccess {
-				return nil, sendError(&wc[0], scnt, scnt)
+				return latOut{}, sendError(&wc[0], scnt, scnt)
+			}
+			if ne > 0 && c.DurMode && dur.sampling() {
+				out.iters++
 			}
 			if c.Events || ne > 0 {
 				break
 			}
 		}
 	}
-	return posted, nil
+	out.sample = dur.to - dur.from
+	return out, nil
 }

@@ -486,7 +486,7 @@ func (s *session) lat() error {
 		sizes = allSizes(top)
 	}
 	for _, size := range sizes {
-		var posted []int64
+		var m latOut
 		var err error
 		switch c.Verb {
 		case Send:
@@ -496,20 +496,24 @@ func (s *session) lat() error {
 			if err := s.hs(0, xchgFailed); err != nil {
 				return err
 			}
-			posted, err = s.latSend(size)
+			m, err = s.latSend(size)
 			if err != nil {
 				return &Failure{Stderr: err.(*Failure).Stderr, Code: 17}
 			}
 		case Write:
-			if posted, err = s.latWrite(size); err != nil {
+			if m, err = s.latWrite(size); err != nil {
 				return withLine(err, "Test exited with Error\n")
 			}
 		case Read:
-			if posted, err = s.latRead(size); err != nil {
+			if m, err = s.latRead(size); err != nil {
 				return withLine(err, "Test exited with Error\n")
 			}
 		}
-		s.out(latReport(c, posted, size))
+		if c.DurMode {
+			s.out(latDurationReport(c, m.sample, m.iters, size))
+		} else {
+			s.out(latReport(c, m.posted, size))
+		}
 	}
 	switch c.Verb {
 	case Send:
