@@ -252,7 +252,9 @@ func dialCM(ctx context.Context, c *Config) (channel, error) {
 		return nil, fail("Couldn't create IB resources: " + err.Error() + "\n" + cmClientFailed)
 	}
 	p := &rdma.ConnParam{RetryCount: uint8(min(c.Retry, 7)), RNRRetryCount: 7}
-	if err := id.Connect(ctx, p); err != nil {
+	cctx, cancel := context.WithTimeout(ctx, aliveTimeout)
+	defer cancel()
+	if err := id.Connect(cctx, p); err != nil {
 		m.close()
 		ev := 7 // RDMA_CM_EVENT_UNREACHABLE
 		var rr rdma.RejectReason
@@ -288,7 +290,9 @@ func listenCM(ctx context.Context, c *Config) (channel, error) {
 		m.close()
 		return nil, fail("Couldn't create IB resources: " + err.Error() + "\n" + failed)
 	}
-	if err := id.Accept(ctx, &rdma.ConnParam{RetryCount: uint8(min(c.Retry, 7)), RNRRetryCount: 7}); err != nil {
+	actx, cancel := context.WithTimeout(ctx, aliveTimeout)
+	defer cancel()
+	if err := id.Accept(actx, &rdma.ConnParam{RetryCount: uint8(min(c.Retry, 7)), RNRRetryCount: 7}); err != nil {
 		m.close()
 		return nil, fail("rdma_accept failed: " + err.Error() + "\n" + failed)
 	}
@@ -302,6 +306,10 @@ func listenCM(ctx context.Context, c *Config) (channel, error) {
 // another sync ends it.
 func (s *session) cmConnect(ctx context.Context, size uint64) error {
 	c, r := s.c, s.r
+	// The peer is known by now: a step that does not come within the
+	// alive timeout fails instead of waiting for ever.
+	ctx, cancel := context.WithTimeout(ctx, aliveTimeout)
+	defer cancel()
 	if err := s.hs(0, ""); err != nil {
 		return withLine(err, "Failed to exchange data between server and clients before creating RDMA CM connection.\n")
 	}

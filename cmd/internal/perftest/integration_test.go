@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,11 +28,15 @@ import (
 type end struct {
 	prog   string
 	oracle bool
+	path   string // ours as a process: the binary (benchmarks)
 }
 
 func (e end) String() string {
-	if e.oracle {
+	switch {
+	case e.oracle:
 		return "perftest"
+	case e.path != "":
+		return "ours-bin"
 	}
 	return "ours"
 }
@@ -42,12 +48,12 @@ type result struct {
 }
 
 // start runs e with args and returns a function that waits for it.
-func (e end) start(t *testing.T, args []string) func() result {
+func (e end) start(t testing.TB, args []string) func() result {
 	t.Helper()
 	const limit = 90 * time.Second
-	if !e.oracle {
+	if !e.oracle && e.path == "" {
 		p := progs[e.prog]
-		var out, errb bytes.Buffer
+		var out, errb lockedBuffer
 		done := make(chan error, 1)
 		go func() { done <- Main(&out, &errb, e.prog, p.v, p.t, args) }()
 		return func() result {
@@ -62,12 +68,19 @@ func (e end) start(t *testing.T, args []string) func() result {
 				}
 				return r
 			case <-time.After(limit):
-				return result{err: fmt.Errorf("ours: no end after %v", limit)}
+				stacks := make([]byte, 1<<20)
+				stacks = stacks[:runtime.Stack(stacks, true)]
+				return result{stdout: out.String(), stderr: errb.String() + "\n" + string(stacks),
+					err: fmt.Errorf("ours: no end after %v", limit)}
 			}
 		}
 	}
 	var out, errb bytes.Buffer
-	cmd := exec.Command(testenv.Oracle(t, e.prog), args...)
+	path := e.path
+	if path == "" {
+		path = testenv.Oracle(t, e.prog)
+	}
+	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -94,6 +107,25 @@ func (e end) start(t *testing.T, args []string) func() result {
 	}
 }
 
+// lockedBuffer is a bytes.Buffer that a test may read while ours still
+// writes to it (to show what a side that hangs printed).
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 var nextPort atomic.Int32
 
 func init() { nextPort.Store(18700) }
@@ -115,7 +147,7 @@ func listening(port int) bool {
 }
 
 // cmListening says whether an rdma_cm id listens on port on device dev.
-func cmListening(t *testing.T, dev uint32, port int) bool {
+func cmListening(t testing.TB, dev uint32, port int) bool {
 	nl, err := nldev.Dial()
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +175,7 @@ var (
 // pair runs a server and a client of prog on rxe0 (the client connects
 // to 127.0.0.1), checks both ended well, each printed perftest's
 // tables, and each one's local address is the other's remote address.
-func pair(t *testing.T, server, client end, extra ...string) (result, result) {
+func pair(t testing.TB, server, client end, extra ...string) (result, result) {
 	t.Helper()
 	testenv.RequireRDMA(t)
 	port := int(nextPort.Add(1))
@@ -159,13 +191,9 @@ func pair(t *testing.T, server, client end, extra ...string) (result, result) {
 	wc := client.start(t, append(args, target))
 	rc := wc()
 	rs := ws()
-	for _, x := range []struct {
-		who string
-		r   result
-	}{{"server " + server.String(), rs}, {"client " + client.String(), rc}} {
-		if x.r.err != nil || x.r.code != 0 {
-			t.Fatalf("%s: status %d %v\nstdout:\n%s\nstderr:\n%s", x.who, x.r.code, x.r.err, x.r.stdout, x.r.stderr)
-		}
+	if rs.err != nil || rs.code != 0 || rc.err != nil || rc.code != 0 {
+		t.Fatalf("server %v: status %d %v\nstdout:\n%s\nstderr:\n%s\nclient %v: status %d %v\nstdout:\n%s\nstderr:\n%s",
+			server, rs.code, rs.err, rs.stdout, rs.stderr, client, rc.code, rc.err, rc.stdout, rc.stderr)
 	}
 	sa, ca := addrRE.FindAllStringSubmatch(rs.stdout, -1), addrRE.FindAllStringSubmatch(rc.stdout, -1)
 	if len(sa) != 2 || len(ca) != 2 || sa[0][2] != ca[1][2] || sa[1][2] != ca[0][2] || sa[0][3] != ca[1][3] {
@@ -175,7 +203,7 @@ func pair(t *testing.T, server, client end, extra ...string) (result, result) {
 }
 
 // checkRow finds the table row and checks its size and iterations.
-func checkRow(t *testing.T, who, out string, re *regexp.Regexp, size, iters int) []string {
+func checkRow(t testing.TB, who, out string, re *regexp.Regexp, size, iters int) []string {
 	t.Helper()
 	m := re.FindStringSubmatch(out)
 	if m == nil {

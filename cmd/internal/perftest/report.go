@@ -105,12 +105,18 @@ func destLine(c *Config, side string, d *Dest, withGID bool) string {
 	if c.Output != FullVerbosity {
 		return ""
 	}
+	// perftest prints with its exchange's parameters, whose verb is SEND
+	// when the exchange runs over rdma_cm.
+	verb := c.Verb
+	if c.RdmaCM {
+		verb = Send
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, " %s address: LID %s QPN %s PSN %s", side, cHex(uint64(d.LID), 4), cHex(uint64(d.QPN), 6), cHex(uint64(d.PSN), 6))
-	if c.Verb == Read {
+	if verb == Read {
 		fmt.Fprintf(&b, " OUT %s", cHex(uint64(d.OutReads), 4))
 	}
-	if c.Verb != Send {
+	if verb != Send {
 		fmt.Fprintf(&b, " RKey %s VAddr %s", cHex(uint64(d.RKey), 8), cHex(d.VAddr, 16))
 	}
 	b.WriteByte('\n')

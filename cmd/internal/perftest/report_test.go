@@ -69,6 +69,11 @@ func TestDestLine(t *testing.T) {
 	if got := destLine(c, "local", &d, true); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+	// Over rdma_cm perftest prints every address as a SEND test's.
+	cm := parsed(t, "ib_read_bw", "-n", "20", "-R")
+	if got := destLine(cm, "local", &d, false); got != " local address: LID 0000 QPN 0x0016 PSN 0x552c3\n" {
+		t.Errorf("-R: %q", got)
+	}
 	s := parsed(t, "ib_send_bw", "-n", "20")
 	d = Dest{QPN: 0x11, PSN: 0x6429ee}
 	if got := destLine(s, "remote", &d, false); got != " remote address: LID 0000 QPN 0x0011 PSN 0x6429ee\n" {
