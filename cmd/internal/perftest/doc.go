@@ -20,7 +20,11 @@
 // duration, measuring between the margins, as perftest's SIGALRM state
 // machine does, polled from the loops.
 //
-// Not carried over: bidirectional runs (-b), dual port, multicast,
+// -b runs both directions at once (run_iter_bi for SEND, both sides
+// writing or reading for RDMA), each side printing the sum of both
+// sides' results.
+//
+// Not carried over: dual port, multicast,
 // XRC/DC/SRD, raw Ethernet, SRQ, rate limiting, CUDA/ROCm/mmap buffers,
 // ODP, post lists, JSON output and performance counters; each is refused
 // with a message that says so. The send and receive addresses do not

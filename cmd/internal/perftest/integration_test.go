@@ -50,7 +50,7 @@ type result struct {
 // start runs e with args and returns a function that waits for it.
 func (e end) start(t testing.TB, args []string) func() result {
 	t.Helper()
-	const limit = 90 * time.Second
+	const limit = 150 * time.Second
 	if !e.oracle && e.path == "" {
 		p := progs[e.prog]
 		var out, errb lockedBuffer
@@ -228,14 +228,18 @@ func TestInteropPerftest(t *testing.T) {
 		{"ib_send_bw", "UC", 65536}, {"ib_write_bw", "UC", 65536}, {"ib_send_lat", "UC", 2}, {"ib_write_lat", "UC", 2},
 		{"ib_send_bw", "RC-R", 65536}, {"ib_write_bw", "RC-R", 65536}, {"ib_read_bw", "RC-R", 65536},
 		{"ib_send_lat", "RC-R", 2}, {"ib_write_lat", "RC-R", 2}, {"ib_read_lat", "RC-R", 2},
+		{"ib_send_bw", "RC-b", 65536}, {"ib_write_bw", "RC-b", 65536}, {"ib_read_bw", "RC-b", 65536}, {"ib_send_bw", "UD-b", 1024},
 	} {
 		for _, roles := range [][2]end{{ours(tc.prog), theirs(tc.prog)}, {theirs(tc.prog), ours(tc.prog)}} {
 			name := fmt.Sprintf("%s/%s/server=%v", tc.prog, tc.conn, roles[0])
 			t.Run(name, func(t *testing.T) {
 				const iters = 20
 				args := []string{"-n", strconv.Itoa(iters), "-c", tc.conn}
-				if tc.conn == "RC-R" {
+				switch tc.conn {
+				case "RC-R":
 					args = []string{"-n", strconv.Itoa(iters), "-R"}
+				case "RC-b", "UD-b":
+					args = []string{"-n", strconv.Itoa(iters), "-b", "-c", tc.conn[:2]}
 				}
 				rs, rc := pair(t, roles[0], roles[1], args...)
 				if tc.conn == "RC-R" {

@@ -345,7 +345,6 @@ func (p *parser) option(opt rune) error {
 		if c.Test == Lat {
 			return refuse(" Bidirectional is only available in BW test\n")
 		}
-		p.notHere("--bidirectional")
 	case 'N':
 		c.NoPeak = true
 		if c.Test == Lat {

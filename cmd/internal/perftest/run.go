@@ -298,7 +298,7 @@ func (s *session) rdmaBW() error {
 		return err
 	}
 	s.out(bwHeader(c))
-	if c.isServer() {
+	if c.isServer() && !c.Duplex {
 		if err := s.hs(0, xchgFailed1); err != nil {
 			return err
 		}
@@ -320,22 +320,43 @@ func (s *session) rdmaBW() error {
 	if c.RunAll {
 		sizes = allSizes(23)
 	}
+	const syncFailed = "Failed to sync between server and client between different msg sizes\n"
 	for _, size := range sizes {
+		if c.Duplex {
+			if err := s.hs(0, syncFailed); err != nil {
+				return err
+			}
+		}
 		rep, err := s.bwClient(size)
 		if err != nil {
 			return withLine(err, " Failed to complete run_iter_bw function successfully\n")
 		}
-		s.out(bwLine(c, rep))
+		if c.Duplex && c.RunAll {
+			if err := s.hs(0, syncFailed); err != nil {
+				return err
+			}
+		}
 		last = rep
+		if !c.Duplex {
+			s.out(bwLine(c, rep))
+			continue
+		}
+		rem, err := s.reports(rep)
+		if err != nil {
+			return err
+		}
+		s.out(bwLine(c, rep.sum(rem)))
 	}
 	if c.Output == FullVerbosity {
 		s.out(resultLine)
 	}
-	if err := s.hs(0, xchgFailed1); err != nil {
-		return err
-	}
-	if _, err := s.reports(last); err != nil {
-		return err
+	if !c.Duplex {
+		if err := s.hs(0, xchgFailed1); err != nil {
+			return err
+		}
+		if _, err := s.reports(last); err != nil {
+			return err
+		}
 	}
 	return s.closeConn("Failed to close connection between server and client\n")
 }
@@ -396,7 +417,7 @@ func (s *session) sendBW() error {
 		sizes = allSizes(top)
 	}
 	for _, size := range sizes {
-		if c.isServer() {
+		if c.isServer() || c.Duplex {
 			if err := s.postRecvs(size); err != nil {
 				return err
 			}
@@ -406,15 +427,27 @@ func (s *session) sendBW() error {
 		}
 		var rep Report
 		var err error
-		if c.isServer() {
+		switch {
+		case c.Duplex:
+			rep, err = s.bwBi(size)
+		case c.isServer():
 			rep, err = s.bwServer(size)
-		} else {
+		default:
 			rep, err = s.bwClient(size)
 		}
 		if err != nil {
 			return &Failure{Stderr: err.(*Failure).Stderr, Code: 17}
 		}
-		s.out(bwLine(c, rep))
+		switch {
+		case !c.Duplex || c.DurMode:
+			s.out(bwLine(c, rep))
+		default:
+			rem, err := s.reports(rep)
+			if err != nil {
+				return err
+			}
+			s.out(bwLine(c, rep.sum(rem)))
+		}
 		if c.RunAll {
 			if err := s.hs(0, xchgFailed); err != nil {
 				return err

@@ -1,0 +1,142 @@
+package perftest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rdmastack/rdmastack/uverbs"
+)
+
+// bwBi is run_iter_bi, a bidirectional SEND test (-b): each side sends
+// as bwClient does and receives as bwServer does in the same loop; the
+// server sends nothing before its first receive, so that UC and UD
+// receivers are not overrun before the peer has begun.
+func (s *session) bwBi(size uint64) (Report, error) {
+	c, r := s.c, s.r
+	wrs, _ := s.sendWRs(size)
+	nq := uint64(c.NumQPs)
+	iters := uint64(c.Iters)
+	tot := iters * nq
+	cqMod := uint64(c.CQMod)
+	t := &bwTimes{}
+	if c.NoPeak {
+		t.posted, t.completed = make([]int64, 1), make([]int64, 1)
+	} else {
+		t.posted, t.completed = make([]int64, tot), make([]int64, tot)
+	}
+	scnt, ccnt := make([]uint64, nq), make([]uint64, nq)
+	rcntQP, posted := make([]uint64, nq), make([]uint64, nq)
+	for i := range posted {
+		posted[i] = uint64(c.RxDepth)
+	}
+	var totS, totC, totR, counted uint64
+	wc := make([]uverbs.WC, max(c.RxDepth, 1))
+	var wcTx [pollBatch]uverbs.WC
+	k := clock{time.Now()}
+	dur := newDur(c, k)
+	if c.NoPeak {
+		t.posted[0] = k.now()
+	}
+	beforeFirstRx := c.isServer()
+	if !beforeFirstRx && c.DurMode {
+		dur.begin()
+	}
+	last := time.Now()
+	for c.DurMode && !dur.ended() || totC < tot || totR < tot {
+		for i := range wrs {
+			w := &wrs[i]
+			for !beforeFirstRx && (scnt[i] < iters || c.DurMode) && scnt[i]-ccnt[i]+1 <= uint64(c.TxDepth) {
+				if scnt[i]%cqMod == 0 && cqMod > 1 && (c.DurMode || scnt[i] != iters-1) {
+					w.Flags &^= uverbs.SendSignaled
+				}
+				if !c.NoPeak {
+					t.posted[totS] = k.now()
+				}
+				if c.DurMode && dur.ended() {
+					break
+				}
+				if err := r.qps[i].PostSend(w); err != nil {
+					return Report{}, fail(fmt.Sprintf("Couldn't post send: qp %d scnt=%d \n", i, scnt[i]))
+				}
+				scnt[i]++
+				totS++
+				if scnt[i]%cqMod == cqMod-1 || !c.DurMode && scnt[i] == iters-1 {
+					w.Flags |= uverbs.SendSignaled
+				}
+			}
+		}
+		if c.Events {
+			if err := s.waitEvent(aliveTimeout); err != nil {
+				return Report{}, fail("Failed to notify events to CQ")
+			}
+		}
+		ne, err := r.recvCQ.Poll(wc)
+		if err != nil {
+			return Report{}, fail("poll CQ failed -1\n")
+		}
+		if ne > 0 {
+			last = time.Now()
+			if beforeFirstRx {
+				beforeFirstRx = false
+				dur.begin()
+			}
+			for j := 0; j < ne; j++ {
+				w := &wc[j]
+				if w.Status != uverbs.WCSuccess {
+					return Report{}, recvError(w, totR)
+				}
+				rcntQP[w.ID]++
+				totR++
+				if c.DurMode && dur.sampling() {
+					counted++
+				}
+				if c.DurMode || posted[w.ID]+1 <= iters {
+					if err := r.qps[w.ID].PostRecv(&s.rwrs[w.ID]); err != nil {
+						return Report{}, &Failure{Stderr: fmt.Sprintf("Couldn't post recv Qp=%d rcnt=%d\n", w.ID, rcntQP[w.ID]), Code: 15}
+					}
+					posted[w.ID]++
+				}
+			}
+		} else if !c.DurMode && totR < tot && time.Since(last) > aliveTimeout {
+			return Report{}, fail(aliveMsg(totR, tot))
+		}
+		ne, err = r.sendCQ.Poll(wcTx[:])
+		if err != nil {
+			return Report{}, fail("poll CQ failed -1\n")
+		}
+		for j := 0; j < ne; j++ {
+			w := &wcTx[j]
+			if w.Status != uverbs.WCSuccess {
+				return Report{}, sendError(w, totS, totC)
+			}
+			ccnt[w.ID] += cqMod
+			totC += cqMod
+			if !c.NoPeak {
+				if totC > tot {
+					t.completed[tot-1] = k.now()
+				} else {
+					t.completed[totC-1] = k.now()
+				}
+			}
+			if c.DurMode && dur.sampling() {
+				counted += cqMod
+			}
+		}
+	}
+	if c.DurMode {
+		t.posted[0], t.completed[0] = dur.from, dur.to
+		return computeBW(c, t, size, counted), nil
+	}
+	if c.NoPeak {
+		t.completed[0] = k.now()
+	}
+	return computeBW(c, t, size, tot), nil
+}
+
+// sum is print_full_bw_report's total of both sides' results.
+func (r Report) sum(o Report) Report {
+	r.BWPeak += o.BWPeak
+	r.BWAvg += o.BWAvg
+	r.MsgRateAvg += o.MsgRateAvg
+	return r
+}
