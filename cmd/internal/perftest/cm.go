@@ -310,6 +310,18 @@ func (s *session) cmConnect(ctx context.Context, size uint64) error {
 	// alive timeout fails instead of waiting for ever.
 	ctx, cancel := context.WithTimeout(ctx, aliveTimeout)
 	defer cancel()
+	// perftest's server listens after the sync below, and its client
+	// connects right after it, once: a server slower to listen than the
+	// client to resolve gets REJECTED (no listener) and perftest's retry
+	// does not recover. Ours listens before the sync.
+	var l *rdma.ID
+	if c.isServer() {
+		var err error
+		if l, err = cmListen(c); err != nil {
+			return err
+		}
+		defer l.Close()
+	}
 	if err := s.hs(0, ""); err != nil {
 		return withLine(err, "Failed to exchange data between server and clients before creating RDMA CM connection.\n")
 	}
@@ -361,17 +373,6 @@ func (s *session) cmConnect(ctx context.Context, size uint64) error {
 			return fail(fmt.Sprintf("Failed to connect RDMA CM client, tried %d times.\n Failed to create RDMA CM connection with resources.\n", cmRetries))
 		}
 	} else {
-		l, err := rdma.CreateID(rdma.PortSpaceTCP, ib.QPTypeRC)
-		if err != nil {
-			return fail("Failed to create RDMA CM ID.\n Failed to create RDMA CM connection with resources.\n")
-		}
-		defer l.Close()
-		if err := l.Bind(netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(c.Port))); err != nil {
-			return fail("Failed to bind RDMA CM address on the server.\n Failed to create RDMA CM connection with resources.\n")
-		}
-		if err := l.Listen(c.NumQPs); err != nil {
-			return fail("Failed to listen on RDMA CM server listen ID.\n Failed to create RDMA CM connection with resources.\n")
-		}
 		for i := 0; i < c.NumQPs; i++ {
 			id, err := l.GetRequest(ctx)
 			if err == nil {
@@ -391,6 +392,25 @@ func (s *session) cmConnect(ctx context.Context, size uint64) error {
 		return withLine(err, "Failed to exchange data between server and clients after creating RDMA CM connection.\n")
 	}
 	return nil
+}
+
+// cmListen is rdma_cm_server_connection's listener for the test QPs,
+// on the same port as the exchange's (whose listener is gone by now).
+func cmListen(c *Config) (*rdma.ID, error) {
+	const failed = " Failed to create RDMA CM connection with resources.\n"
+	l, err := rdma.CreateID(rdma.PortSpaceTCP, ib.QPTypeRC)
+	if err != nil {
+		return nil, fail("Failed to create RDMA CM ID.\n" + failed)
+	}
+	if err := l.Bind(netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(c.Port))); err != nil {
+		l.Close()
+		return nil, fail("Failed to bind RDMA CM address on the server.\n" + failed)
+	}
+	if err := l.Listen(c.NumQPs); err != nil {
+		l.Close()
+		return nil, fail("Failed to listen on RDMA CM server listen ID.\n" + failed)
+	}
+	return l, nil
 }
 
 // cmClientOnce is one _rdma_cm_client_connection: every id resolved and
