@@ -90,7 +90,7 @@ func ABBA(b *testing.B, rounds int, ours, theirs Side, run func(server, client S
 			times[k] = append(times[k], float64(run(p[0], p[1]).Microseconds())/1000)
 		}
 	}
-	med := func(s, c Side) float64 { return median(times[[2]string{s.Name, c.Name}]) }
+	med := func(s, c Side) float64 { return Median(times[[2]string{s.Name, c.Name}]) }
 	t := med(theirs, theirs)
 	b.ReportMetric(med(ours, ours), "ms-ours")
 	b.ReportMetric(t, "ms-rdmacore")
@@ -99,7 +99,8 @@ func ABBA(b *testing.B, rounds int, ours, theirs Side, run func(server, client S
 	b.ReportMetric(med(theirs, ours)/t, "ratio-ours-client")
 }
 
-func median(v []float64) float64 {
+// Median is the median of v (the mean of the middle two when even).
+func Median(v []float64) float64 {
 	s := slices.Sorted(slices.Values(v))
 	if n := len(s); n%2 == 0 {
 		return (s[n/2-1] + s[n/2]) / 2
