@@ -49,14 +49,10 @@ func (s *session) sendWRs(size uint64) ([]uverbs.SendWR, [][1]uverbs.SGE) {
 }
 
 // waitEvent is ctx_notify_events: wait for a completion event, ack it,
-// ask for the next.
+// ask for the next. A timeout ends the wait when no event came for that
+// long (0: never).
 func (s *session) waitEvent(timeout time.Duration) error {
-	ctx := context.Background()
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
+	ctx := s.waits.context(timeout)
 	cq, err := s.r.ch.GetEvent(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -69,6 +65,36 @@ func (s *session) waitEvent(timeout time.Duration) error {
 		return fail("Couldn't request CQ notification\n")
 	}
 	return nil
+}
+
+// eventWaits is one context for every timed completion-event wait of a
+// session, cancelled by a watchdog timer that each wait re-arms: a new
+// context per event would cost a timer and a cancellation hook each time
+// on the latency path, where the channel reuses its hook for one context.
+type eventWaits struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	dog    *time.Timer
+}
+
+func (w *eventWaits) context(timeout time.Duration) context.Context {
+	if timeout <= 0 {
+		return context.Background()
+	}
+	if w.ctx == nil {
+		w.ctx, w.cancel = context.WithCancel(context.Background())
+		w.dog = time.AfterFunc(timeout, w.cancel)
+	} else if w.ctx.Err() == nil {
+		w.dog.Reset(timeout)
+	}
+	return w.ctx
+}
+
+func (s *session) stopWaits() {
+	if s.waits.dog != nil {
+		s.waits.dog.Stop()
+		s.waits.cancel()
+	}
 }
 
 var errNoMessage = fail("no message")

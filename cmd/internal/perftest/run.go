@@ -47,6 +47,8 @@ type session struct {
 	rwrs    []uverbs.RecvWR
 	rsges   [][1]uverbs.SGE
 	recvLen uint32
+
+	waits eventWaits // the completion-event waits' context
 }
 
 func (s *session) out(str string)  { io.WriteString(s.stdout, str) }
@@ -86,6 +88,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, c *Config) error {
 	}
 	defer r.close()
 	s := &session{c: c, stdout: stdout, stderr: stderr, r: r}
+	defer s.stopWaits()
 	if c.Output == FullVerbosity && c.isServer() {
 		s.out("\n************************************\n* Waiting for client to connect... *\n************************************\n")
 	}
