@@ -18,7 +18,7 @@ import (
 //   - send-bw-event: ib_send_bw -e -s 65536, the client's average MB/s;
 //   - msgrate: ib_send_bw -s 64, the client's Mpps;
 //   - send-lat-event: ib_send_lat -e, the client's t_typical µs
-//     (perftest's own fails or hangs on 6.12's rxe; it works on 6.1).
+//     (perftest's own hangs on 6.12's rxe, so only on other kernels).
 //
 // b.N is the iterations of each run (-n). Run it in the VM (copy the
 // binaries to the guest's tmpfs first if you time process starts):
@@ -52,6 +52,14 @@ func BenchmarkPerftest(b *testing.B) {
 		{"send-lat-event", "ib_send_lat", "us-typical", []string{"-e"}, 5, "lat"},
 	} {
 		b.Run(tg.name, func(b *testing.B) {
+			if tg.name == "send-lat-event" && strings.HasPrefix(testenv.KernelRelease(), "6.12") {
+				// perftest takes any completion event as the CQ's it waits
+				// on, so a send event consumed as the receive's lets a
+				// second send in; 6.12's send CQ overflows ("rxe_cq_post:
+				// queue full") and perftest hangs. Ours polls first
+				// (latSend); TestOursEvents runs it here.
+				b.Skip("perftest's own ib_send_lat -e hangs on 6.12's rxe: nothing to compare with")
+			}
 			theirs := end{prog: tg.prog, oracle: true}
 			path, err := exec.LookPath(tg.prog)
 			if err != nil || path == testenv.Oracle(b, tg.prog) {

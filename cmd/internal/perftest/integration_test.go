@@ -303,8 +303,10 @@ func TestOursEvents(t *testing.T) {
 	if !strings.Contains(rc.stdout, " Test with events. Using rxe0_comp0\n") {
 		t.Errorf("no events line:\n%s", rc.stdout)
 	}
-	_, rc = pair(t, o("ib_send_lat"), o("ib_send_lat"), "-e", "-n", "50")
-	checkRow(t, "send_lat -e", rc.stdout, latRow, 2, 50)
+	// 2,000 round trips: enough for an event of the other CQ to come
+	// first (see latSend), which overflowed 6.12's send CQ.
+	_, rc = pair(t, o("ib_send_lat"), o("ib_send_lat"), "-e", "-n", "2000")
+	checkRow(t, "send_lat -e", rc.stdout, latRow, 2, 2000)
 	_, rc = pair(t, o("ib_read_bw"), o("ib_read_bw"), "-e", "-n", "50", "-a")
 	if n := len(bwRow.FindAllString(rc.stdout, -1)); n != 23 {
 		t.Errorf("read_bw -a: %d rows, want 23:\n%s", n, rc.stdout)
