@@ -417,7 +417,7 @@ func TestIntegrationCMClose(t *testing.T) {
 	}
 }
 
-// TestIntegrationCMLeak: connect, accept, disconnect and close 100 times
+// TestIntegrationCMLeak: connect, accept, disconnect and close 1,000 times
 // leave no fd, goroutine or kernel cm_id behind.
 func TestIntegrationCMLeak(t *testing.T) {
 	addr, dev := rxeAddr(t)
@@ -448,7 +448,7 @@ func TestIntegrationCMLeak(t *testing.T) {
 	cycle() // the device list, netlink sockets and the like are made once
 	fds, cmids := count()
 	goroutines := runtime.NumGoroutine()
-	for range 100 {
+	for range 1000 {
 		cycle()
 		if t.Failed() {
 			return
