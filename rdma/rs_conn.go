@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -49,6 +50,7 @@ type Conn struct {
 	cancel    context.CancelFunc
 	loops     sync.WaitGroup
 	keepalive *time.Ticker
+	pollTime  time.Duration // how long a wait polls before it sleeps
 }
 
 // rsCloseWait bounds how long Close waits for the sends in flight (and
@@ -68,7 +70,13 @@ func newConn(id *ID, ch *EventChannel, res rsResources) *Conn {
 // run starts the connection on the peer's connection data: the progress
 // goroutines, the first credit grant, and keepalives every ka (none if
 // ka < 0, 15s if 0).
-func (c *Conn) run(peer rsproto.ConnData, ka time.Duration) {
+func (c *Conn) run(peer rsproto.ConnData, ka, poll time.Duration) {
+	switch {
+	case poll == 0:
+		c.pollTime = DefaultPollTime
+	case poll > 0:
+		c.pollTime = poll
+	}
 	c.mu.Lock()
 	c.start(peer)
 	c.progress()
@@ -180,6 +188,9 @@ func (c *Conn) wait(dl *deadline, ready func() bool) error {
 		if ready() {
 			return nil
 		}
+		if c.poll(ready) {
+			return nil
+		}
 		ch := c.changed
 		c.mu.Unlock()
 		select {
@@ -193,6 +204,34 @@ func (c *Conn) wait(dl *deadline, ready func() bool) error {
 			return net.ErrClosed
 		}
 	}
+}
+
+// DefaultPollTime is the polling time of a Conn whose Dialer or
+// ListenConfig leaves it 0. rsockets polls 10 µs by default on hardware;
+// under emulation (the VM the benchmarks run in) 200 µs is what brings
+// 64-byte streams level with rsockets', where 50 µs got 0.64 of them.
+const DefaultPollTime = 200 * time.Microsecond
+
+// poll polls the CQ, c.mu held, for at most the Conn's polling time,
+// letting other goroutines run in between, and reports whether ready
+// came true.
+func (c *Conn) poll(ready func() bool) bool {
+	if c.pollTime <= 0 {
+		return false
+	}
+	start := time.Now()
+	for time.Since(start) < c.pollTime {
+		if c.progress() {
+			c.broadcast()
+		}
+		if ready() || isClosed(c.closed) {
+			return ready()
+		}
+		c.mu.Unlock()
+		runtime.Gosched()
+		c.mu.Lock()
+	}
+	return false
 }
 
 func (c *Conn) opError(op string, err error) error {

@@ -27,6 +27,12 @@ type Dialer struct {
 	// ResolveTimeout bounds address and route resolution each; 0 means
 	// 2s, as librdmacm's tools use.
 	ResolveTimeout time.Duration
+	// PollTime is how long a Read or Write that must wait polls the
+	// completion queue before it sleeps (rsockets' polling_time): a wait
+	// that sleeps costs the thread a switch, which small messages feel.
+	// It is a bound on each wait, never a spin while idle: 0 means
+	// DefaultPollTime, < 0 no polling.
+	PollTime time.Duration
 }
 
 // Dial connects to address ("host:port") on network "rdma", "rdma4" or
@@ -125,7 +131,7 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 	if err != nil {
 		return nil, fmt.Errorf("rdma: connect: the peer's reply: %w", err)
 	}
-	c.run(peer, d.KeepAlive)
+	c.run(peer, d.KeepAlive, d.PollTime)
 	return c, nil
 }
 

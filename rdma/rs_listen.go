@@ -19,6 +19,8 @@ type ListenConfig struct {
 	// KeepAlive is the accepted connections' keepalive interval, as
 	// Dialer's.
 	KeepAlive time.Duration
+	// PollTime is the accepted connections' polling time, as Dialer's.
+	PollTime time.Duration
 }
 
 // Listener accepts rsocket-compatible connections. It implements
@@ -28,6 +30,7 @@ type Listener struct {
 	ch   *EventChannel
 	addr *Addr
 	ka   time.Duration
+	poll time.Duration
 
 	mu        sync.Mutex // serializes Accepts
 	closeOnce sync.Once
@@ -69,7 +72,7 @@ func (lc *ListenConfig) Listen(ctx context.Context, network, address string) (*L
 		}
 		return nil, opErr(errors.Join(err, ch.Close()))
 	}
-	l := &Listener{id: id, ch: ch, addr: &Addr{ap}, ka: lc.KeepAlive, closed: make(chan struct{})}
+	l := &Listener{id: id, ch: ch, addr: &Addr{ap}, ka: lc.KeepAlive, poll: lc.PollTime, closed: make(chan struct{})}
 	if a, err := id.QueryAddr(); err == nil {
 		l.addr = &Addr{a.Src}
 	}
@@ -156,7 +159,7 @@ func (l *Listener) accept(ctx context.Context, ev *Event) (_ *Conn, err error) {
 	if err := child.Accept(ctx, &ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: 7, RNRRetryCount: 7}); err != nil {
 		return nil, err
 	}
-	c.run(peer, l.ka)
+	c.run(peer, l.ka, l.poll)
 	return c, nil
 }
 
