@@ -18,9 +18,5 @@ func main() { cmnode.Exit(os.Stderr, run(os.Stdout, os.Args)) }
 // run is the program for argv (argv[0] is the name it reports itself
 // by, as perftest uses its own argv[0]).
 func run(stdout io.Writer, argv []string) error {
-	prog, args := "ib_write_bw", argv
-	if len(argv) > 0 {
-		prog, args = argv[0], argv[1:]
-	}
-	return perftest.Main(stdout, os.Stderr, prog, perftest.Write, perftest.BW, args)
+	return perftest.Command("ib_write_bw", stdout, os.Stderr, argv)
 }

@@ -52,7 +52,7 @@ func (e end) start(t testing.TB, args []string) func() result {
 	t.Helper()
 	const limit = 150 * time.Second
 	if !e.oracle && e.path == "" {
-		p := progs[e.prog]
+		p := programs[e.prog]
 		var out, errb lockedBuffer
 		done := make(chan error, 1)
 		go func() { done <- Main(&out, &errb, e.prog, p.v, p.t, args) }()

@@ -19,12 +19,6 @@ type parseCase struct {
 	Code   int      `json:"code"`
 }
 
-var progs = map[string]struct {
-	v Verb
-	t Test
-}{"ib_send_bw": {Send, BW}, "ib_write_bw": {Write, BW}, "ib_read_bw": {Read, BW},
-	"ib_send_lat": {Send, Lat}, "ib_write_lat": {Write, Lat}, "ib_read_lat": {Read, Lat}}
-
 func TestParseLikePerftest(t *testing.T) {
 	b, err := os.ReadFile("testdata/parse_perftest.json")
 	if err != nil {
@@ -38,7 +32,7 @@ func TestParseLikePerftest(t *testing.T) {
 		t.Fatalf("%d cases", len(cases))
 	}
 	for _, tc := range cases {
-		p := progs[tc.Prog]
+		p := programs[tc.Prog]
 		var out, errb bytes.Buffer
 		c, err := Parse(&out, &errb, tc.Prog, p.v, p.t, tc.Args)
 		name := tc.Prog + " " + strings.Join(tc.Args, " ")
@@ -74,7 +68,7 @@ func TestParseDefaults(t *testing.T) {
 		{"ib_send_lat", []string{"-n", "21"}, 2, 21, 1, 22, 1, false, true},
 		{"ib_read_bw", []string{"-s", "4K", "-n", "30000", "h"}, 4096, 30000, 128, 1, 100, true, false},
 	} {
-		p := progs[tc.prog]
+		p := programs[tc.prog]
 		var out, errb bytes.Buffer
 		c, err := Parse(&out, &errb, tc.prog, p.v, p.t, tc.args)
 		if err != nil {

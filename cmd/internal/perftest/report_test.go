@@ -30,7 +30,7 @@ const readBWClientInfo = resultLine +
 
 func parsed(t *testing.T, prog string, args ...string) *Config {
 	t.Helper()
-	p := progs[prog]
+	p := programs[prog]
 	var out, errb bytes.Buffer
 	c, err := Parse(&out, &errb, prog, p.v, p.t, args)
 	if err != nil {
