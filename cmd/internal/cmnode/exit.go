@@ -36,3 +36,14 @@ func Atoi(s string) int {
 	v, _, _ := cflags.Strtol(s, 10)
 	return int(int32(v))
 }
+
+// UsageExit is the examples' end on a bad command line: getopt's
+// complaint (if any) on stderr, the usage (a format taking the
+// program's name) on stdout, and exit status 1.
+func UsageExit(stdout, stderr io.Writer, complaint error, usageFormat, prog string) error {
+	if complaint != nil {
+		fmt.Fprintln(stderr, complaint)
+	}
+	fmt.Fprintf(stdout, usageFormat, prog)
+	return &ExitError{Code: 1}
+}

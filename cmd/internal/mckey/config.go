@@ -65,9 +65,7 @@ func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error
 		case 'l':
 			c.noLoopback = true
 		default:
-			fmt.Fprintln(stderr, g.Err())
-			fmt.Fprintf(stdout, usageFormat, prog)
-			return nil, &cmnode.ExitError{Code: 1}
+			return nil, cmnode.UsageExit(stdout, stderr, g.Err(), usageFormat, prog)
 		}
 	}
 	if c.unmapped && c.src == "" {

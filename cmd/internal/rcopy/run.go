@@ -46,8 +46,7 @@ func Run(ctx context.Context, nw rsock.Network, prog string, stdout, stderr io.W
 	server := len(args) == 0 || (args[0] != "" && args[0][0] == '-')
 	if !server {
 		if len(args) < 2 {
-			fmt.Fprintf(stdout, usage, prog)
-			return exit(1)
+			return cmnode.UsageExit(stdout, stderr, nil, usage, prog)
 		}
 		// Positional, as rcopy takes argv[1] and argv[2].
 		p.src = args[0]
@@ -56,9 +55,7 @@ func Run(ctx context.Context, nw rsock.Network, prog string, stdout, stderr io.W
 	g := cflags.New(prog, args, "p:", nil)
 	for g.Next() {
 		if g.Opt() != 'p' {
-			fmt.Fprintln(stderr, g.Err())
-			fmt.Fprintf(stdout, usage, prog)
-			return exit(1)
+			return cmnode.UsageExit(stdout, stderr, g.Err(), usage, prog)
 		}
 		p.port = g.Arg()
 	}

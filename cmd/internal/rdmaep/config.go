@@ -37,9 +37,7 @@ func parse(prog, server string, stdout, stderr io.Writer, args []string) (*confi
 		case 'p':
 			c.port = g.Arg()
 		default:
-			fmt.Fprintln(stderr, g.Err())
-			fmt.Fprintf(stdout, usageFormat, prog)
-			return nil, &cmnode.ExitError{Code: 1}
+			return nil, cmnode.UsageExit(stdout, stderr, g.Err(), usageFormat, prog)
 		}
 	}
 	return c, nil

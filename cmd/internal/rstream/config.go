@@ -93,12 +93,9 @@ func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error
 			if c.testOption(arg) {
 				break
 			}
-			fmt.Fprintf(stdout, usage, prog)
-			return nil, &cmnode.ExitError{Code: 1}
+			return nil, cmnode.UsageExit(stdout, stderr, nil, usage, prog)
 		default:
-			fmt.Fprintln(stderr, g.Err())
-			fmt.Fprintf(stdout, usage, prog)
-			return nil, &cmnode.ExitError{Code: 1}
+			return nil, cmnode.UsageExit(stdout, stderr, g.Err(), usage, prog)
 		}
 	}
 	return c, nil

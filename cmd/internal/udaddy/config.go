@@ -69,9 +69,7 @@ func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error
 				fmt.Fprintf(stderr, "Warning: unknown port space format\n")
 			}
 		default:
-			fmt.Fprintln(stderr, g.Err())
-			fmt.Fprintf(stdout, usageFormat, prog)
-			return nil, &cmnode.ExitError{Code: 1}
+			return nil, cmnode.UsageExit(stdout, stderr, g.Err(), usageFormat, prog)
 		}
 	}
 	return c, nil
