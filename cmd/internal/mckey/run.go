@@ -19,7 +19,6 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/cmd/internal/udnode"
-	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/rdma"
 )
 
@@ -65,44 +64,27 @@ func (t *test) printf(format string, a ...any) { fmt.Fprintf(t.ud.Stdout, format
 
 func (t *test) main() int {
 	t.connectsLeft = t.cfg.connections
-	ch, msg, _ := cmnode.CreateChannel()
-	if ch == nil {
-		fmt.Fprintln(t.ud.Stderr, msg)
-		return 1
-	}
-	t.ch = ch
-	if !t.allocNodes() {
-		ch.Close()
-		return 1
-	}
-	ret := t.run()
-	t.printf("test complete\n")
-	for _, n := range t.nodes {
-		n.Destroy()
-	}
-	ch.Close()
-	t.printf("return status %d\n", ret)
-	return ret
+	return t.ud.Run(t.allocNodes, t.run)
 }
 
-func (t *test) allocNodes() bool {
-	typ := ib.QPTypeRC
-	if t.cfg.ps == rdma.PortSpaceUDP || t.cfg.ps == rdma.PortSpaceIPoIB {
-		typ = ib.QPTypeUD
-	}
+// allocNodes makes the nodes and their ids on ch.
+func (t *test) allocNodes(ch *rdma.EventChannel) ([]*udnode.Node, bool) {
+	t.ch = ch
 	t.nodes = make([]*node, max(t.cfg.connections, 0))
+	uds := make([]*udnode.Node, len(t.nodes))
 	for i := range t.nodes {
-		id, err := t.ch.CreateID(t.cfg.ps, typ)
+		id, err := ch.CreateID(t.cfg.ps, cmnode.QPType(t.cfg.ps))
 		if err != nil {
 			for _, m := range t.nodes[:i] {
 				m.ID.Close()
 			}
-			return false
+			return nil, false
 		}
 		t.nodes[i] = &node{Node: udnode.Node{ID: id}}
 		t.byID[id] = t.nodes[i]
+		uds[i] = &t.nodes[i].Node
 	}
-	return true
+	return uds, true
 }
 
 // getAddr is mckey.c's get_addr: getaddrinfo(host, NULL, NULL).
@@ -189,18 +171,7 @@ func (t *test) handle(ev *rdma.Event) int {
 	return 0
 }
 
-func (t *test) connectEvents() int {
-	ret := 0
-	for t.connectsLeft > 0 && ret == 0 {
-		ev, err := t.ch.GetEvent(context.Background())
-		if err != nil {
-			return int(-cmnode.Errno(err))
-		}
-		ret = t.handle(ev)
-		ev.Ack()
-	}
-	return ret
-}
+func (t *test) connectEvents() int { return udnode.ConnectEvents(t.ch, &t.connectsLeft, t.handle) }
 
 // watch is cma_thread: it reports the events that come after the joins
 // until ctx ends (the C thread lives until the process exits).

@@ -20,7 +20,6 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/cmd/internal/udnode"
-	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/rdma"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -56,43 +55,19 @@ type test struct {
 
 func (t *test) printf(format string, a ...any) { fmt.Fprintf(t.ud.Stdout, format, a...) }
 
-// qpType is the QP type rdma_create_id gives a port space.
-func (t *test) qpType() ib.QPType {
-	if t.cfg.ps == rdma.PortSpaceUDP || t.cfg.ps == rdma.PortSpaceIPoIB {
-		return ib.QPTypeUD
-	}
-	return ib.QPTypeRC
-}
-
 func (t *test) main() int {
 	t.connectsLeft = t.cfg.connections
-	ch, msg, _ := cmnode.CreateChannel()
-	if ch == nil {
-		fmt.Fprintln(t.ud.Stderr, msg)
-		return 1
-	}
-	t.ch = ch
-	if !t.allocNodes() {
-		ch.Close()
-		return 1
-	}
-	var ret int
-	if t.cfg.dst != "" {
-		ret = t.runClient()
-	} else {
-		ret = t.runServer()
-	}
-	t.printf("test complete\n")
-	for _, n := range t.nodes {
-		n.Destroy()
-	}
-	ch.Close()
-	t.printf("return status %d\n", ret)
-	return ret
+	return t.ud.Run(t.allocNodes, func() int {
+		if t.cfg.dst != "" {
+			return t.runClient()
+		}
+		return t.runServer()
+	})
 }
 
-// allocNodes makes the nodes, and on a client their ids.
-func (t *test) allocNodes() bool {
+// allocNodes makes the nodes on ch, and on a client their ids.
+func (t *test) allocNodes(ch *rdma.EventChannel) ([]*udnode.Node, bool) {
+	t.ch = ch
 	t.nodes = make([]*udnode.Node, max(t.cfg.connections, 0))
 	for i := range t.nodes {
 		n := &udnode.Node{}
@@ -100,17 +75,17 @@ func (t *test) allocNodes() bool {
 		if t.cfg.dst == "" {
 			continue
 		}
-		id, err := t.ch.CreateID(t.cfg.ps, t.qpType())
+		id, err := ch.CreateID(t.cfg.ps, cmnode.QPType(t.cfg.ps))
 		if err != nil {
 			for _, m := range t.nodes[:i] {
 				m.ID.Close()
 			}
-			return false
+			return nil, false
 		}
 		n.ID = id
 		t.byID[id] = n
 	}
-	return true
+	return t.nodes, true
 }
 
 func (t *test) addrHandler(n *udnode.Node) int {
@@ -226,18 +201,7 @@ func (t *test) handle(ev *rdma.Event) int {
 
 // connectEvents handles events until every connection is made or has
 // failed, or one handler fails.
-func (t *test) connectEvents() int {
-	ret := 0
-	for t.connectsLeft > 0 && ret == 0 {
-		ev, err := t.ch.GetEvent(context.Background())
-		if err != nil {
-			return int(-cmnode.Errno(err))
-		}
-		ret = t.handle(ev)
-		ev.Ack()
-	}
-	return ret
-}
+func (t *test) connectEvents() int { return udnode.ConnectEvents(t.ch, &t.connectsLeft, t.handle) }
 
 // pollCQs is poll_cqs: count completions of every connected node; on a
 // server the first one of a node without an address handle makes the
@@ -279,7 +243,7 @@ func (t *test) createReplyAH(n *udnode.Node, wc *uverbs.WC) int {
 
 func (t *test) runServer() int {
 	t.printf("udaddy: starting server\n")
-	listen, err := t.ch.CreateID(t.cfg.ps, t.qpType())
+	listen, err := t.ch.CreateID(t.cfg.ps, cmnode.QPType(t.cfg.ps))
 	if err != nil {
 		t.ud.Perror("udaddy: listen request failed", err)
 		return -1
