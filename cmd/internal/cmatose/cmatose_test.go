@@ -42,12 +42,12 @@ func TestParse(t *testing.T) {
 		switch tc.args[0] {
 		case "-f":
 			// atoi stops at the x of 0x10; -t and -a take base 0.
-			if c.dst != "h" || c.connections != 4 || c.count != 0 || c.size != 64 || !c.setTOS || c.tos != 0x20 ||
+			if c.dst != "h" || c.Connections != 4 || c.Count != 0 || c.Size != 64 || !c.setTOS || c.tos != 0x20 ||
 				!c.setTimeout || c.ackTimeout != 14 || c.hints.Port != "99" || !c.migrate || c.hints.Numeric || c.ps != rdma.PortSpaceTCP {
 				t.Errorf("%q: %+v", tc.args, c)
 			}
 		default:
-			if !c.hints.Numeric || c.hints.IB || c.ps != rdma.PortSpaceIB || c.src != "A" || c.connections != 1 || c.count != 10 || c.size != 100 || c.hints.Port != "7471" {
+			if !c.hints.Numeric || c.hints.IB || c.ps != rdma.PortSpaceIB || c.src != "A" || c.Connections != 1 || c.Count != 10 || c.Size != 100 || c.hints.Port != "7471" {
 				t.Errorf("%q: %+v", tc.args, c)
 			}
 		}

@@ -27,25 +27,26 @@ const usageFormat = `usage: %s
 
 // config is a parsed command line, with cmatose.c's (v44) defaults.
 type config struct {
-	dst, src    string           // -s (client mode), -b
-	hints       cmnode.AddrHints // -f, and the port (-p on ucmatose)
-	ps          rdma.PortSpace
-	connections int
-	count       int
-	size        int
-	tos         uint8
-	setTOS      bool
-	ackTimeout  uint8
-	setTimeout  bool
-	migrate     bool
+	dst, src      string           // -s (client mode), -b
+	hints         cmnode.AddrHints // -f, and the port (-p on ucmatose)
+	ps            rdma.PortSpace
+	cmnode.Counts // -c, -C, -S
+	tos           uint8
+	setTOS        bool
+	ackTimeout    uint8
+	setTimeout    bool
+	migrate       bool
 }
 
 // parse reads the command line as cmatose's main does; an unknown
 // option prints glibc's complaint and the usage, and exits 1.
 func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error) {
-	c := &config{ps: rdma.PortSpaceTCP, connections: 1, count: 10, size: 100, hints: cmnode.AddrHints{Port: "7471"}}
+	c := &config{ps: rdma.PortSpaceTCP, Counts: cmnode.DefaultCounts(), hints: cmnode.AddrHints{Port: "7471"}}
 	g := cflags.New(prog, args, "s:b:f:P:c:C:S:t:p:a:m", nil)
 	for g.Next() {
+		if c.Counts.Option(g.Opt(), g.Arg()) {
+			continue
+		}
 		switch arg := g.Arg(); g.Opt() {
 		case 's':
 			c.dst = arg
@@ -60,12 +61,6 @@ func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error
 			case !cflags.HasPrefixFold(arg, "tcp"):
 				fmt.Fprintf(stderr, "Warning: unknown port space format\n")
 			}
-		case 'c':
-			c.connections = cmnode.Atoi(arg)
-		case 'C':
-			c.count = cmnode.Atoi(arg)
-		case 'S':
-			c.size = cmnode.Atoi(arg)
 		case 't':
 			c.setTOS, c.tos = true, uint8(cflags.ULong(arg))
 		case 'p':

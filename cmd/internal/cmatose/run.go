@@ -70,7 +70,7 @@ func (t *test) perror(what string, err error) {
 }
 
 func (t *test) main() int {
-	t.connectsLeft = t.cfg.connections
+	t.connectsLeft = t.cfg.Connections
 	ch, msg, _ := cmnode.CreateChannel()
 	if ch == nil {
 		fmt.Fprintln(t.stderr, msg)
@@ -100,7 +100,7 @@ func (t *test) main() int {
 }
 
 func (t *test) allocNodes() int {
-	t.nodes = make([]*node, max(t.cfg.connections, 0))
+	t.nodes = make([]*node, max(t.cfg.Connections, 0))
 	for i := range t.nodes {
 		n := &node{}
 		t.nodes[i] = n
@@ -138,7 +138,7 @@ func (t *test) getAddrs(passive bool) *cmnode.LookupError {
 // initNode is init_node: PD, a send and a receive CQ of max(count, 1)
 // entries, the QP (all sends signalled) and the message buffer.
 func (t *test) initNode(n *node) int {
-	cqe := max(t.cfg.count, 1)
+	cqe := max(t.cfg.Count, 1)
 	res, err := cmnode.NewNode(n.id, cmnode.NodeConfig{CQE: cqe, SplitCQs: true, CompChannel: true, SigAll: true,
 		Cap: uverbs.QPCap{MaxSendWR: uint32(cqe), MaxRecvWR: uint32(cqe), MaxSendSGE: 1, MaxRecvSGE: 1}})
 	if err != nil {
@@ -146,13 +146,13 @@ func (t *test) initNode(n *node) int {
 		return -1
 	}
 	n.res = res
-	if t.cfg.size == 0 {
-		t.cfg.count = 0
+	if t.cfg.Size == 0 {
+		t.cfg.Count = 0
 	}
-	if t.cfg.count == 0 {
+	if t.cfg.Count == 0 {
 		return 0
 	}
-	if n.buf, n.mr, err = res.Buffer(t.cfg.size, uverbs.AccessLocalWrite); err != nil {
+	if n.buf, n.mr, err = res.Buffer(t.cfg.Size, uverbs.AccessLocalWrite); err != nil {
 		t.printf("failed to reg MR\n")
 		t.printf("cmatose: failed to create messages: %d\n", -1)
 		return -1
@@ -161,11 +161,11 @@ func (t *test) initNode(n *node) int {
 }
 
 func (t *test) postRecvs(n *node) int {
-	if t.cfg.count == 0 {
+	if t.cfg.Count == 0 {
 		return 0
 	}
-	wr := &uverbs.RecvWR{SGE: []uverbs.SGE{{Addr: n.buf.Addr(0), Length: uint32(t.cfg.size), LKey: n.mr.LKey()}}}
-	for range t.cfg.count {
+	wr := &uverbs.RecvWR{SGE: []uverbs.SGE{{Addr: n.buf.Addr(0), Length: uint32(t.cfg.Size), LKey: n.mr.LKey()}}}
+	for range t.cfg.Count {
 		if err := n.res.QP.PostRecv(wr); err != nil {
 			t.printf("failed to post receives: %d\n", cmnode.Errno(err))
 			return int(cmnode.Errno(err))
@@ -175,11 +175,11 @@ func (t *test) postRecvs(n *node) int {
 }
 
 func (t *test) postSends(n *node) int {
-	if !n.connected || t.cfg.count == 0 {
+	if !n.connected || t.cfg.Count == 0 {
 		return 0
 	}
-	wr := &uverbs.SendWR{Opcode: uverbs.OpSend, SGE: []uverbs.SGE{{Addr: n.buf.Addr(0), Length: uint32(t.cfg.size), LKey: n.mr.LKey()}}}
-	for range t.cfg.count {
+	wr := &uverbs.SendWR{Opcode: uverbs.OpSend, SGE: []uverbs.SGE{{Addr: n.buf.Addr(0), Length: uint32(t.cfg.Size), LKey: n.mr.LKey()}}}
+	for range t.cfg.Count {
 		if err := n.res.QP.PostSend(wr); err != nil {
 			t.printf("failed to post sends: %d\n", cmnode.Errno(err))
 			return int(cmnode.Errno(err))
@@ -199,7 +199,7 @@ func (t *test) pollCQs(recv bool) int {
 		if recv {
 			cq = n.res.RecvCQ
 		}
-		for range t.cfg.count {
+		for range t.cfg.Count {
 			if _, err := n.res.Wait(context.Background(), cq); err != nil {
 				t.printf("cmatose: failed polling CQ: %d\n", -int(cmnode.Errno(err)))
 				return -int(cmnode.Errno(err))
@@ -387,7 +387,7 @@ func (t *test) runServer() int {
 	if ret := t.loop(&t.connectsLeft, "connect"); ret != 0 {
 		return ret
 	}
-	if t.cfg.count != 0 {
+	if t.cfg.Count != 0 {
 		t.printf("initiating data transfers\n")
 		for _, n := range t.nodes {
 			if ret := t.postSends(n); ret != 0 {
@@ -453,7 +453,7 @@ func (t *test) runClient() int {
 
 // transfer is the client's data phase: receive, then answer.
 func (t *test) transfer() int {
-	if t.cfg.count == 0 {
+	if t.cfg.Count == 0 {
 		return 0
 	}
 	t.printf("receiving data transfers\n")

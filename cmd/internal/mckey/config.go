@@ -25,24 +25,25 @@ const usageFormat = `usage: %s
 
 // config is a parsed command line, with mckey.c's (v44) defaults.
 type config struct {
-	dst, src    string // -m or -M, -b
-	unmapped    bool   // -M: dst is a raw MGID (AF_IB)
-	sender      bool   // -s
-	sendOnly    bool   // -o
-	noLoopback  bool   // -l
-	ps          rdma.PortSpace
-	connections int
-	count       int
-	size        int
+	dst, src      string // -m or -M, -b
+	unmapped      bool   // -M: dst is a raw MGID (AF_IB)
+	sender        bool   // -s
+	sendOnly      bool   // -o
+	noLoopback    bool   // -l
+	ps            rdma.PortSpace
+	cmnode.Counts // -c, -C, -S
 }
 
 // parse reads the command line as mckey's main does (getopt); an
 // unknown option prints glibc's complaint and the usage, and exits 1, as
 // does -M without -b.
 func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error) {
-	c := &config{ps: rdma.PortSpaceUDP, connections: 1, count: 10, size: 100}
+	c := &config{ps: rdma.PortSpaceUDP, Counts: cmnode.DefaultCounts()}
 	g := cflags.New(prog, args, "m:M:sb:c:C:S:p:ol", nil)
 	for g.Next() {
+		if c.Counts.Option(g.Opt(), g.Arg()) {
+			continue
+		}
 		switch arg := g.Arg(); g.Opt() {
 		case 'm':
 			c.dst = arg
@@ -52,12 +53,6 @@ func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error
 			c.sender = true
 		case 'b':
 			c.src = arg
-		case 'c':
-			c.connections = cmnode.Atoi(arg)
-		case 'C':
-			c.count = cmnode.Atoi(arg)
-		case 'S':
-			c.size = cmnode.Atoi(arg)
 		case 'p':
 			c.ps = rdma.PortSpace(cflags.Long(arg))
 		case 'o':

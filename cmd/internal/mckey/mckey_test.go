@@ -44,10 +44,10 @@ func TestParse(t *testing.T) {
 		switch tc.args[0] {
 		case "-m":
 			// atoi stops at the x of 0x10; -p takes base 0.
-			ok = c.dst == "239.1.1.1" && !c.unmapped && c.sender && c.src == "10.0.0.1" && c.connections == 2 &&
-				c.count == 0 && c.size == 64 && c.ps == rdma.PortSpaceIPoIB && c.sendOnly && c.noLoopback
+			ok = c.dst == "239.1.1.1" && !c.unmapped && c.sender && c.src == "10.0.0.1" && c.Connections == 2 &&
+				c.Count == 0 && c.Size == 64 && c.ps == rdma.PortSpaceIPoIB && c.sendOnly && c.noLoopback
 		case "-M":
-			ok = c.dst == "ff12::1" && c.unmapped && !c.sender && c.connections == 1 && c.count == 10 && c.size == 100 &&
+			ok = c.dst == "ff12::1" && c.unmapped && !c.sender && c.Connections == 1 && c.Count == 10 && c.Size == 100 &&
 				c.ps == rdma.PortSpaceUDP && !c.sendOnly && !c.noLoopback
 		}
 		if !ok {

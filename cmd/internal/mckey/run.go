@@ -36,7 +36,7 @@ func Main(prog string, stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	t := &test{cfg: c, byID: make(map[*rdma.ID]*node),
-		ud: &udnode.Test{Prog: "mckey", Stdout: stdout, Stderr: stderr, Size: c.size, Count: c.count}}
+		ud: &udnode.Test{Prog: "mckey", Stdout: stdout, Stderr: stderr, Size: c.Size, Count: c.Count}}
 	if ret := t.main(); ret != 0 {
 		return &cmnode.ExitError{Code: ret}
 	}
@@ -63,14 +63,14 @@ type test struct {
 func (t *test) printf(format string, a ...any) { fmt.Fprintf(t.ud.Stdout, format, a...) }
 
 func (t *test) main() int {
-	t.connectsLeft = t.cfg.connections
+	t.connectsLeft = t.cfg.Connections
 	return t.ud.Run(t.allocNodes, t.run)
 }
 
 // allocNodes makes the nodes and their ids on ch.
 func (t *test) allocNodes(ch *rdma.EventChannel) ([]*udnode.Node, bool) {
 	t.ch = ch
-	t.nodes = make([]*node, max(t.cfg.connections, 0))
+	t.nodes = make([]*node, max(t.cfg.Connections, 0))
 	uds := make([]*udnode.Node, len(t.nodes))
 	for i := range t.nodes {
 		id, err := ch.CreateID(t.cfg.ps, cmnode.QPType(t.cfg.ps))

@@ -28,33 +28,28 @@ const port = "7174"
 
 // config is a parsed command line, with udaddy.c's (v44) defaults.
 type config struct {
-	dst, src    string           // -s (client mode), -b
-	hints       cmnode.AddrHints // -f; the port is fixed
-	ps          rdma.PortSpace
-	connections int
-	count       int
-	size        int
-	tos         uint8
-	setTOS      bool
+	dst, src      string           // -s (client mode), -b
+	hints         cmnode.AddrHints // -f; the port is fixed
+	ps            rdma.PortSpace
+	cmnode.Counts // -c, -C, -S
+	tos           uint8
+	setTOS        bool
 }
 
 // parse reads the command line as udaddy's main does (getopt); an
 // unknown option prints glibc's complaint and the usage, and exits 1.
 func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error) {
-	c := &config{ps: rdma.PortSpaceUDP, connections: 1, count: 10, size: 100, hints: cmnode.AddrHints{Port: port}}
+	c := &config{ps: rdma.PortSpaceUDP, Counts: cmnode.DefaultCounts(), hints: cmnode.AddrHints{Port: port}}
 	g := cflags.New(prog, args, "s:b:c:C:S:t:p:P:f:", nil)
 	for g.Next() {
+		if c.Counts.Option(g.Opt(), g.Arg()) {
+			continue
+		}
 		switch arg := g.Arg(); g.Opt() {
 		case 's':
 			c.dst = arg
 		case 'b':
 			c.src = arg
-		case 'c':
-			c.connections = cmnode.Atoi(arg)
-		case 'C':
-			c.count = cmnode.Atoi(arg)
-		case 'S':
-			c.size = cmnode.Atoi(arg)
 		case 't':
 			c.setTOS, c.tos = true, uint8(cflags.ULong(arg))
 		case 'p': // backwards compatibility: the port space as a number

@@ -34,7 +34,7 @@ func Main(prog string, stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	t := &test{cfg: c, byID: make(map[*rdma.ID]*udnode.Node),
-		ud: &udnode.Test{Prog: "udaddy", Stdout: stdout, Stderr: stderr, Size: c.size, Count: c.count}}
+		ud: &udnode.Test{Prog: "udaddy", Stdout: stdout, Stderr: stderr, Size: c.Size, Count: c.Count}}
 	if ret := t.main(); ret != 0 {
 		return &cmnode.ExitError{Code: ret}
 	}
@@ -56,7 +56,7 @@ type test struct {
 func (t *test) printf(format string, a ...any) { fmt.Fprintf(t.ud.Stdout, format, a...) }
 
 func (t *test) main() int {
-	t.connectsLeft = t.cfg.connections
+	t.connectsLeft = t.cfg.Connections
 	return t.ud.Run(t.allocNodes, func() int {
 		if t.cfg.dst != "" {
 			return t.runClient()
@@ -68,7 +68,7 @@ func (t *test) main() int {
 // allocNodes makes the nodes on ch, and on a client their ids.
 func (t *test) allocNodes(ch *rdma.EventChannel) ([]*udnode.Node, bool) {
 	t.ch = ch
-	t.nodes = make([]*udnode.Node, max(t.cfg.connections, 0))
+	t.nodes = make([]*udnode.Node, max(t.cfg.Connections, 0))
 	for i := range t.nodes {
 		n := &udnode.Node{}
 		t.nodes[i] = n

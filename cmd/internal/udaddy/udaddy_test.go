@@ -46,11 +46,11 @@ func TestParse(t *testing.T) {
 		switch tc.args[0] {
 		case "-f":
 			// atoi stops at the x of 0x10; -t takes base 0.
-			ok = c.dst == "h" && c.src == "b" && c.connections == 3 && c.count == 0 && c.size == 64 && c.setTOS &&
+			ok = c.dst == "h" && c.src == "b" && c.Connections == 3 && c.Count == 0 && c.Size == 64 && c.setTOS &&
 				c.tos == 0x20 && !c.hints.Numeric && c.ps == rdma.PortSpaceUDP
 		case "-fIPv6":
-			ok = c.hints.Numeric && !c.hints.IB && c.ps == rdma.PortSpaceIPoIB && c.connections == 1 && c.count == 10 &&
-				c.size == 100 && !c.setTOS
+			ok = c.hints.Numeric && !c.hints.IB && c.ps == rdma.PortSpaceIPoIB && c.Connections == 1 && c.Count == 10 &&
+				c.Size == 100 && !c.setTOS
 		case "-p":
 			ok = c.ps == rdma.PortSpaceIPoIB && c.hints.IB && c.hints.Numeric
 		}
