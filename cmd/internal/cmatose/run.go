@@ -307,10 +307,8 @@ func (t *test) handle(ev *rdma.Event) int {
 		t.connectsLeft--
 		t.disconnectsLeft++
 	case rdma.EventAddrError, rdma.EventRouteError, rdma.EventConnectError, rdma.EventUnreachable, rdma.EventRejected:
-		st := cmnode.Status(ev.Status)
-		t.printf("cmatose: event: %s, error: %d\n", cmnode.EventName(ev.Type), st)
 		t.connectsLeft--
-		return st
+		return cmnode.EventError(t.stdout, "cmatose", ev)
 	case rdma.EventDisconnected:
 		ev.ID.Disconnect()
 		t.disconnectsLeft--

@@ -1,6 +1,7 @@
 package cmnode
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"testing"
@@ -75,5 +76,17 @@ func TestGetRDMAAddr(t *testing.T) {
 		if _, _, err := tc.h.GetRDMAAddr("", tc.host, false); err == nil || err.Code != tc.code {
 			t.Errorf("%+v %q: %v, want code %d", tc.h, tc.host, err, tc.code)
 		}
+	}
+}
+
+// TestEventError: the failure event's line, and its status returned.
+func TestEventError(t *testing.T) {
+	var out bytes.Buffer
+	ev := &rdma.Event{Type: rdma.EventRejected, Status: rdma.RejectReason(28)}
+	if got := EventError(&out, "udaddy", ev); got != 28 {
+		t.Errorf("EventError = %d, want 28", got)
+	}
+	if want := "udaddy: event: RDMA_CM_EVENT_REJECTED, error: 28\n"; out.String() != want {
+		t.Errorf("EventError printed %q, want %q", out.String(), want)
 	}
 }

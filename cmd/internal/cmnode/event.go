@@ -2,6 +2,8 @@ package cmnode
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -28,6 +30,15 @@ func Status(err error) int {
 		return -int(en)
 	}
 	return -int(unix.EINVAL)
+}
+
+// EventError prints the line udaddy, mckey and cmatose print for a
+// failure event, "<prog>: event: <name>, error: <status>", and returns
+// the status.
+func EventError(stdout io.Writer, prog string, ev *rdma.Event) int {
+	st := Status(ev.Status)
+	fmt.Fprintf(stdout, "%s: event: %s, error: %d\n", prog, EventName(ev.Type), st)
+	return st
 }
 
 // EventName is rdma_event_str's name for an event type.

@@ -163,10 +163,8 @@ func (t *test) handle(ev *rdma.Event) int {
 	case rdma.EventMulticastJoin:
 		return t.joinHandler(n, ev)
 	case rdma.EventAddrError, rdma.EventRouteError, rdma.EventMulticastError:
-		st := cmnode.Status(ev.Status)
-		t.printf("mckey: event: %s, error: %d\n", cmnode.EventName(ev.Type), st)
 		t.connectsLeft--
-		return st
+		return cmnode.EventError(t.ud.Stdout, "mckey", ev)
 	}
 	return 0
 }

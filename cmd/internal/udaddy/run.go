@@ -191,10 +191,8 @@ func (t *test) handle(ev *rdma.Event) int {
 	case rdma.EventEstablished:
 		return t.resolvedHandler(n, ev)
 	case rdma.EventAddrError, rdma.EventRouteError, rdma.EventConnectError, rdma.EventUnreachable, rdma.EventRejected:
-		st := cmnode.Status(ev.Status)
-		t.printf("udaddy: event: %s, error: %d\n", cmnode.EventName(ev.Type), st)
 		t.connectsLeft--
-		return st
+		return cmnode.EventError(t.ud.Stdout, "udaddy", ev)
 	}
 	return 0
 }
