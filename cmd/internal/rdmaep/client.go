@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 
-	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/rdma"
 )
 
@@ -17,23 +16,19 @@ func ClientMain(stdout, stderr io.Writer, args []string) error {
 // dial is rdma_client's run: connect, send 16 bytes, receive 16,
 // disconnect.
 func (s *side) dial() int {
-	addr, le := cmnode.AddrHints{Port: s.cfg.port}.Lookup(s.cfg.server, false)
-	if le != nil {
-		return s.gaiError(le)
+	addr, ret := s.lookup(false)
+	if ret != 0 {
+		return ret
 	}
 	opts := epOptions
-	id, err := rdma.CreateEP(context.Background(), addr.String(), &opts)
+	id, err := rdma.CreateEP(context.Background(), addr, &opts)
 	if err != nil {
 		s.perror("rdma_create_ep", err)
 		return -1
 	}
 	s.id = id
 	defer s.close()
-	s.setInline()
-	if ret := s.regMsgs(); ret != 0 {
-		return ret
-	}
-	if ret := s.postRecv(); ret != 0 {
+	if ret := s.prepare(); ret != 0 {
 		return ret
 	}
 	if err := s.id.Connect(context.Background(), nil); err != nil {

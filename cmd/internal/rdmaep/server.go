@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 
-	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/rdma"
 )
 
@@ -17,12 +16,12 @@ func ServerMain(stdout, stderr io.Writer, args []string) error {
 // serve is rdma_server's run: listen, take one request, receive 16
 // bytes, answer 16, disconnect.
 func (s *side) serve() int {
-	addr, le := cmnode.AddrHints{Port: s.cfg.port}.Lookup(s.cfg.server, true)
-	if le != nil {
-		return s.gaiError(le)
+	addr, ret := s.lookup(true)
+	if ret != 0 {
+		return ret
 	}
 	opts := epOptions
-	listen, err := rdma.ListenEP(addr.String(), 0, &opts)
+	listen, err := rdma.ListenEP(addr, 0, &opts)
 	if err != nil {
 		s.perror("rdma_create_ep", err)
 		return -1
@@ -33,11 +32,7 @@ func (s *side) serve() int {
 		return -1
 	}
 	defer s.close()
-	s.setInline()
-	if ret := s.regMsgs(); ret != 0 {
-		return ret
-	}
-	if ret := s.postRecv(); ret != 0 {
+	if ret := s.prepare(); ret != 0 {
 		return ret
 	}
 	if err := s.id.Accept(context.Background(), nil); err != nil {

@@ -43,6 +43,27 @@ func (s *side) gaiError(le *cmnode.LookupError) int {
 	return le.Code
 }
 
+// lookup is both programs' rdma_getaddrinfo of -s and -p (passive on
+// the server); a failure is reported, with its code as the status.
+func (s *side) lookup(passive bool) (string, int) {
+	addr, le := cmnode.AddrHints{Port: s.cfg.port}.Lookup(s.cfg.server, passive)
+	if le != nil {
+		return "", s.gaiError(le)
+	}
+	return addr.String(), 0
+}
+
+// prepare is what both programs do with a new endpoint before
+// connecting or accepting: the inline choice, the messages registered
+// and the receive posted.
+func (s *side) prepare() int {
+	s.setInline()
+	if ret := s.regMsgs(); ret != 0 {
+		return ret
+	}
+	return s.postRecv()
+}
+
 // setInline chooses inline sends when the QP takes 16 bytes inline.
 func (s *side) setInline() {
 	if s.id.QP().Cap().MaxInlineData >= msgLen {
