@@ -18,12 +18,7 @@ func (s *session) bwBi(size uint64) (Report, error) {
 	iters := uint64(c.Iters)
 	tot := iters * nq
 	cqMod := uint64(c.CQMod)
-	t := &bwTimes{}
-	if c.NoPeak {
-		t.posted, t.completed = make([]int64, 1), make([]int64, 1)
-	} else {
-		t.posted, t.completed = make([]int64, tot), make([]int64, tot)
-	}
+	t := newBWTimes(c, tot)
 	scnt, ccnt := make([]uint64, nq), make([]uint64, nq)
 	rcntQP, posted := make([]uint64, nq), make([]uint64, nq)
 	for i := range posted {
@@ -111,26 +106,13 @@ func (s *session) bwBi(size uint64) (Report, error) {
 			}
 			ccnt[w.ID] += cqMod
 			totC += cqMod
-			if !c.NoPeak {
-				if totC > tot {
-					t.completed[tot-1] = k.now()
-				} else {
-					t.completed[totC-1] = k.now()
-				}
-			}
+			t.complete(c, k, totC, tot)
 			if c.DurMode && dur.sampling() {
 				counted += cqMod
 			}
 		}
 	}
-	if c.DurMode {
-		t.posted[0], t.completed[0] = dur.from, dur.to
-		return computeBW(c, t, size, counted), nil
-	}
-	if c.NoPeak {
-		t.completed[0] = k.now()
-	}
-	return computeBW(c, t, size, tot), nil
+	return t.senderReport(c, k, dur, size, counted, tot), nil
 }
 
 // sum is print_full_bw_report's total of both sides' results.

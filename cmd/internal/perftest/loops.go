@@ -119,12 +119,7 @@ func (s *session) bwClient(size uint64) (Report, error) {
 	iters := uint64(c.Iters)
 	tot := iters * nq
 	cqMod := uint64(c.CQMod)
-	t := &bwTimes{}
-	if c.NoPeak {
-		t.posted, t.completed = make([]int64, 1), make([]int64, 1)
-	} else {
-		t.posted, t.completed = make([]int64, tot), make([]int64, tot)
-	}
+	t := newBWTimes(c, tot)
 	scnt, ccnt := make([]uint64, nq), make([]uint64, nq)
 	var totS, totC uint64
 	var wc [pollBatch]uverbs.WC
@@ -182,23 +177,10 @@ func (s *session) bwClient(size uint64) (Report, error) {
 			if c.DurMode && dur.sampling() {
 				counted += cqMod
 			}
-			if !c.NoPeak {
-				if totC > tot {
-					t.completed[tot-1] = k.now()
-				} else {
-					t.completed[totC-1] = k.now()
-				}
-			}
+			t.complete(c, k, totC, tot)
 		}
 	}
-	if c.DurMode {
-		t.posted[0], t.completed[0] = dur.from, dur.to
-		return computeBW(c, t, size, counted), nil
-	}
-	if c.NoPeak {
-		t.completed[0] = k.now()
-	}
-	return computeBW(c, t, size, tot), nil
+	return t.senderReport(c, k, dur, size, counted, tot), nil
 }
 
 // postRecvs is ctx_set_recv_wqes: rx_depth receives per QP into its
@@ -306,12 +288,9 @@ func aliveMsg(rcnt, tot uint64) string {
 // send, the client sends first; the post times are the samples.
 func (s *session) latSend(size uint64) (latOut, error) {
 	c, r := s.c, s.r
-	wrs, _ := s.sendWRs(size)
-	w := &wrs[0]
-	w.Flags = 0
+	w, out := s.latStart(size, 0)
 	qp := r.qps[0]
 	iters := uint64(c.Iters)
-	out := latOut{posted: make([]int64, iters)}
 	var scnt, rcnt uint64
 	var wc [1]uverbs.WC
 	k := clock{time.Now()}
@@ -414,6 +393,16 @@ type latOut struct {
 	sample int64
 }
 
+// latStart is what every latency loop starts from: QP 0's send work
+// request for size bytes, with flags, and room for a sample per
+// iteration.
+func (s *session) latStart(size uint64, flags uverbs.SendFlags) (*uverbs.SendWR, latOut) {
+	wrs, _ := s.sendWRs(size)
+	w := &wrs[0]
+	w.Flags = flags
+	return w, latOut{posted: make([]int64, s.c.Iters)}
+}
+
 // gap is --latency_gap: spin that many microseconds before a post.
 func (s *session) gap(k clock) {
 	if s.c.LatGap <= 0 {
@@ -429,12 +418,9 @@ func (s *session) gap(k clock) {
 // reach its own before the next.
 func (s *session) latWrite(size uint64) (latOut, error) {
 	c, r := s.c, s.r
-	wrs, _ := s.sendWRs(size)
-	w := &wrs[0]
-	w.Flags = uverbs.SendSignaled
+	w, out := s.latStart(size, uverbs.SendSignaled)
 	qp := r.qps[0]
 	iters := uint64(c.Iters)
-	out := latOut{posted: make([]int64, iters)}
 	b := r.buf.Bytes()
 	postBuf := &b[size-1]
 	pollAddr := unsafe.Pointer(&b[r.targetOff(0)+int(size)-1])
@@ -504,12 +490,9 @@ func (s *session) latWrite(size uint64) (latOut, error) {
 // the completion, reads again.
 func (s *session) latRead(size uint64) (latOut, error) {
 	c, r := s.c, s.r
-	wrs, _ := s.sendWRs(size)
-	w := &wrs[0]
-	w.Flags = uverbs.SendSignaled
+	w, out := s.latStart(size, uverbs.SendSignaled)
 	qp := r.qps[0]
 	iters := uint64(c.Iters)
-	out := latOut{posted: make([]int64, iters)}
 	var scnt uint64
 	var wc [1]uverbs.WC
 	k := clock{time.Now()}

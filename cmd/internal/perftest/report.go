@@ -164,6 +164,39 @@ type bwTimes struct {
 	posted, completed []int64
 }
 
+// newBWTimes is a sender's samples for tot messages: a post and a
+// completion time each, or only the first post and the last completion
+// without a peak (NoPeak).
+func newBWTimes(c *Config, tot uint64) *bwTimes {
+	n := tot
+	if c.NoPeak {
+		n = 1
+	}
+	return &bwTimes{posted: make([]int64, n), completed: make([]int64, n)}
+}
+
+// complete stamps the completion that brings the count to totC (the
+// last message's slot once cq_mod takes it past tot); none with NoPeak.
+func (t *bwTimes) complete(c *Config, k clock, totC, tot uint64) {
+	if !c.NoPeak {
+		t.completed[min(totC, tot)-1] = k.now()
+	}
+}
+
+// senderReport ends a sender's loop: with -D the sampled window and the
+// completions counted in it, else all tot messages (with NoPeak the
+// last completion is now).
+func (t *bwTimes) senderReport(c *Config, k clock, dur *durClock, size, counted, tot uint64) Report {
+	if c.DurMode {
+		t.posted[0], t.completed[0] = dur.from, dur.to
+		return computeBW(c, t, size, counted)
+	}
+	if c.NoPeak {
+		t.completed[0] = k.now()
+	}
+	return computeBW(c, t, size, tot)
+}
+
 // computeBW is print_report_bw's arithmetic for n messages of size
 // bytes: the peak over every run of consecutive completions (unless
 // noPeak), the average and the message rate.

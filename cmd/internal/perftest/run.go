@@ -411,15 +411,7 @@ func (s *session) sendBW() error {
 		return err
 	}
 	s.out(bwHeader(c))
-	sizes := []uint64{c.Size}
-	if c.RunAll {
-		top := 23
-		if c.Conn == UD {
-			top = log2(s.r.mtu.Bytes())
-		}
-		sizes = allSizes(top)
-	}
-	for _, size := range sizes {
+	for _, size := range s.sizes() {
 		if c.isServer() || c.Duplex {
 			if err := s.postRecvs(size); err != nil {
 				return err
@@ -513,15 +505,7 @@ func (s *session) lat() error {
 		return err
 	}
 	s.out(latHeader(c))
-	sizes := []uint64{c.Size}
-	if c.RunAll {
-		top := 23
-		if c.Conn == UD {
-			top = log2(s.r.mtu.Bytes())
-		}
-		sizes = allSizes(top)
-	}
-	for _, size := range sizes {
+	for _, size := range s.sizes() {
 		var m latOut
 		var err error
 		switch c.Verb {
@@ -578,4 +562,17 @@ func be32(v uint32) []byte { return []byte{byte(v >> 24), byte(v >> 16), byte(v 
 
 func beUint32(b []byte) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+
+// sizes are the message sizes a run tests: -s, or with -a every power
+// of two up to 2^23 (UD: up to the MTU).
+func (s *session) sizes() []uint64 {
+	if !s.c.RunAll {
+		return []uint64{s.c.Size}
+	}
+	top := 23
+	if s.c.Conn == UD {
+		top = log2(s.r.mtu.Bytes())
+	}
+	return allSizes(top)
 }
