@@ -1,23 +1,22 @@
 package perftest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/internal/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
@@ -47,83 +46,34 @@ type result struct {
 	err            error // it did not end in time, or did not start
 }
 
+// side is e as cmtest runs it: ours in-process (Command), ours as a
+// process, or perftest's program.
+func (e end) side(t testing.TB) cmtest.Side {
+	switch {
+	case e.oracle:
+		return cmtest.Side{Name: e.String(), Oracle: testenv.Oracle(t, e.prog)}
+	case e.path != "":
+		return cmtest.Side{Name: e.String(), Oracle: e.path}
+	}
+	return cmtest.Side{Name: e.String(), Main: func(stdout, stderr io.Writer, args []string) error {
+		return Command(e.prog, stdout, stderr, append([]string{e.prog}, args...))
+	}}
+}
+
 // start runs e with args and returns a function that waits for it.
 func (e end) start(t testing.TB, args []string) func() result {
 	t.Helper()
-	const limit = 150 * time.Second
-	if !e.oracle && e.path == "" {
-		p := programs[e.prog]
-		var out, errb lockedBuffer
-		done := make(chan error, 1)
-		go func() { done <- Main(&out, &errb, e.prog, p.v, p.t, args) }()
-		return func() result {
-			select {
-			case err := <-done:
-				r := result{stdout: out.String(), stderr: errb.String()}
-				var ee *cmnode.ExitError
-				if errors.As(err, &ee) {
-					r.code = ee.Code
-				} else if err != nil {
-					r.err = err
-				}
-				return r
-			case <-time.After(limit):
-				stacks := make([]byte, 1<<20)
-				stacks = stacks[:runtime.Stack(stacks, true)]
-				return result{stdout: out.String(), stderr: errb.String() + "\n" + string(stacks),
-					err: fmt.Errorf("ours: no end after %v", limit)}
-			}
-		}
-	}
-	var out, errb bytes.Buffer
-	path := e.path
-	if path == "" {
-		path = testenv.Oracle(t, e.prog)
-	}
-	cmd := exec.Command(path, args...)
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill() })
+	wait := e.side(t).Start(args, 150*time.Second)
 	return func() result {
-		select {
-		case err := <-done:
-			r := result{stdout: out.String(), stderr: errb.String()}
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				r.code = ee.ExitCode()
-			} else if err != nil {
-				r.err = err
-			}
-			return r
-		case <-time.After(limit):
-			cmd.Process.Kill()
-			<-done
-			return result{stdout: out.String(), stderr: errb.String(), err: fmt.Errorf("perftest: no end after %v", limit)}
+		r := wait()
+		res := result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
+		var ours *cmnode.ExitError
+		var theirs *exec.ExitError
+		if r.Code == -1 || r.Err != nil && !errors.As(r.Err, &ours) && !errors.As(r.Err, &theirs) {
+			res.err = r.Err // it did not end in time, or did not start
 		}
+		return res
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that a test may read while ours still
-// writes to it (to show what a side that hangs printed).
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 var nextPort atomic.Int32

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -161,7 +162,11 @@ func (s Side) Start(args []string, limit time.Duration) func() Result {
 			case r := <-done:
 				return r
 			case <-time.After(limit):
-				return Result{Stdout: so.String(), Stderr: se.String(), Code: -1, Err: fmt.Errorf("ours: no end after %v", limit)}
+				// Where every goroutine is, to show where ours is stuck.
+				stacks := make([]byte, 1<<20)
+				stacks = stacks[:runtime.Stack(stacks, true)]
+				return Result{Stdout: so.String(), Stderr: se.String() + "\n" + string(stacks), Code: -1,
+					Err: fmt.Errorf("ours: no end after %v", limit)}
 			}
 		}
 	}
