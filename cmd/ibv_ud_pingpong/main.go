@@ -6,21 +6,14 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/cmd/internal/pingpong"
 )
 
-func main() {
-	if err := run(os.Stdout, os.Args[1:]); err != nil {
-		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(os.Stderr, msg)
-		}
-		os.Exit(1)
-	}
-}
+func main() { cmnode.Exit(os.Stderr, run(os.Stdout, os.Args[1:])) }
 
 func run(stdout io.Writer, args []string) error {
 	return pingpong.Main(stdout, "ibv_ud_pingpong", pingpong.UD, args)

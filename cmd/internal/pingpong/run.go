@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/ah"
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/device"
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs"
@@ -27,8 +28,9 @@ const grhLen = 40
 const qkey = 0x11111111
 
 // Main is a whole program: it parses args for kind, runs, writes the
-// output to stdout and returns an error whose text goes to stderr (empty
-// after the usage text).
+// output to stdout and returns an error whose text goes to stderr, or
+// after the usage text a bare exit status 1 (cmnode.Exit ends main with
+// either).
 func Main(stdout io.Writer, prog string, kind Kind, args []string) error {
 	c, err := Parse(kind, args)
 	if err != nil {
@@ -36,7 +38,7 @@ func Main(stdout io.Writer, prog string, kind Kind, args []string) error {
 		if msg, _, ok := cutUsage(err); ok {
 			return &ExitError{prog + ": " + msg}
 		}
-		return &ExitError{}
+		return &cmnode.ExitError{Code: 1}
 	}
 	return Run(stdout, c)
 }
