@@ -220,12 +220,18 @@ func (c *Conn) poll(ready func() bool) bool {
 		return false
 	}
 	start := time.Now()
-	for time.Since(start) < c.pollTime {
+	for !isClosed(c.closed) { // Close frees the CQ under c.mu
 		if c.progress() {
 			c.broadcast()
 		}
-		if ready() || isClosed(c.closed) {
-			return ready()
+		if ready() {
+			return true
+		}
+		// The last look is taken with c.mu held, so that the caller
+		// picks up c.changed after it: a change while c.mu was let go
+		// is never missed.
+		if time.Since(start) >= c.pollTime {
+			return false
 		}
 		c.mu.Unlock()
 		runtime.Gosched()
