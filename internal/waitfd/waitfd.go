@@ -111,7 +111,7 @@ func New(fd int, name string) (*FD, error) {
 		f.Close()
 		return nil, err
 	}
-	e := &FD{f: f, rc: rc, fd: fd, turn: make(chan struct{}, 1), done: make(chan struct{}), scratch: make([]byte, 64)}
+	e := &FD{f: f, rc: rc, fd: fd, turn: make(chan struct{}, 1), done: make(chan struct{}), scratch: newScratch(64)}
 	e.readFn, e.tryFn = e.read, e.tryRead
 	// The netpoller must know the fd, or deadlines would not work and a
 	// read would block a thread: probe it once.
@@ -169,10 +169,23 @@ func (e *FD) read(fd uintptr) bool {
 
 func (e *FD) tryRead(fd uintptr) { e.got = e.read(fd) }
 
+// newScratch makes the buffer the raw read copies into, with every page
+// written once: a fresh heap page the kernel's copy_to_user touched first
+// would fault and could sleep allocating it, inside a call the scheduler
+// does not know about.
+func newScratch(n int) []byte {
+	b := make([]byte, n)
+	for i := 0; i < n; i += os.Getpagesize() {
+		b[i] = 0
+	}
+	b[n-1] = 0
+	return b
+}
+
 // prepare sizes the scratch buffer for a read of len(b) bytes.
 func (e *FD) prepare(b []byte) {
 	if len(b) > len(e.scratch) {
-		e.scratch = make([]byte, len(b))
+		e.scratch = newScratch(len(b))
 	}
 	e.want = len(b)
 }
