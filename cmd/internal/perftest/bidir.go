@@ -82,14 +82,8 @@ func (s *session) bwBi(size uint64) (Report, error) {
 				}
 				rcntQP[w.ID]++
 				totR++
-				if c.DurMode && dur.sampling() {
-					counted++
-				}
-				if c.DurMode || posted[w.ID]+1 <= iters {
-					if err := r.qps[w.ID].PostRecv(&s.rwrs[w.ID]); err != nil {
-						return Report{}, &Failure{Stderr: fmt.Sprintf("Couldn't post recv Qp=%d rcnt=%d\n", w.ID, rcntQP[w.ID]), Code: 15}
-					}
-					posted[w.ID]++
+				if err := s.repostRecv(w.ID, rcntQP, posted, iters, dur, &counted); err != nil {
+					return Report{}, err
 				}
 			}
 		} else if !c.DurMode && totR < tot && time.Since(last) > aliveTimeout {

@@ -254,14 +254,8 @@ func (s *session) bwServer(size uint64) (Report, error) {
 				}
 				rcntQP[w.ID]++
 				rcnt++
-				if c.DurMode && dur.sampling() {
-					counted++
-				}
-				if c.DurMode || posted[w.ID]+1 <= iters {
-					if err := r.qps[w.ID].PostRecv(&s.rwrs[w.ID]); err != nil {
-						return Report{}, &Failure{Stderr: fmt.Sprintf("Couldn't post recv Qp=%d rcnt=%d\n", w.ID, rcntQP[w.ID]), Code: 15}
-					}
-					posted[w.ID]++
+				if err := s.repostRecv(w.ID, rcntQP, posted, iters, dur, &counted); err != nil {
+					return Report{}, err
 				}
 			}
 		}
@@ -278,6 +272,22 @@ func (s *session) bwServer(size uint64) (Report, error) {
 	}
 	t.completed[0] = k.now()
 	return computeBW(c, t, size, tot), nil
+}
+
+// repostRecv is what the bandwidth loops do after a good receive on QP
+// qp (counted in rcntQP already): count it while sampling a duration, and
+// post the QP's receive again while more are due.
+func (s *session) repostRecv(qp uint64, rcntQP, posted []uint64, iters uint64, dur *durClock, counted *uint64) error {
+	if s.c.DurMode && dur.sampling() {
+		*counted++
+	}
+	if s.c.DurMode || posted[qp]+1 <= iters {
+		if err := s.r.qps[qp].PostRecv(&s.rwrs[qp]); err != nil {
+			return &Failure{Stderr: fmt.Sprintf("Couldn't post recv Qp=%d rcnt=%d\n", qp, rcntQP[qp]), Code: 15}
+		}
+		posted[qp]++
+	}
+	return nil
 }
 
 func aliveMsg(rcnt, tot uint64) string {
