@@ -41,9 +41,14 @@ func goOutput(ctx context.Context, dir string, args ...string) (string, error) {
 
 // goRun runs a go command in dir, streaming its output.
 func goRun(ctx context.Context, dir string, stdout, stderr io.Writer, args ...string) error {
+	return goRunEnv(ctx, dir, goEnv(), stdout, stderr, args...)
+}
+
+// goRunEnv is goRun with the command's environment.
+func goRunEnv(ctx context.Context, dir string, env []string, stdout, stderr io.Writer, args ...string) error {
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
-	cmd.Env = goEnv()
+	cmd.Env = env
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	if err := cmd.Run(); err != nil {
@@ -148,15 +153,67 @@ func testBinaryName(modulePath, importPath string) string {
 // buildTestBinaries builds each package's test binary into dir, which the
 // guest sees as /tmp/vm/tests.
 func buildTestBinaries(ctx context.Context, m module, pkgs []testPackage, dir string, log io.Writer) ([]testBinary, error) {
+	return buildBinaries(ctx, m, pkgs, dir, false, log)
+}
+
+// buildRaceTestBinaries builds, with the race detector, the test binary of
+// each package that has integration tests (a func TestIntegration...) into
+// dir. The race detector needs cgo: these binaries link the host's C
+// library dynamically, which the guest has, since it runs the host's root.
+// Only test binaries are built so; the commands stay static.
+func buildRaceTestBinaries(ctx context.Context, m module, pkgs []testPackage, dir string, log io.Writer) ([]testBinary, error) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		return nil, fmt.Errorf("the race run needs a C compiler: apt-get install -y gcc (or -race=none)")
+	}
+	var with []testPackage
+	for _, p := range pkgs {
+		ok, err := hasIntegrationTests(p.Dir)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			with = append(with, p)
+		}
+	}
+	return buildBinaries(ctx, m, with, dir, true, log)
+}
+
+// hasIntegrationTests reports whether a test file in dir declares a
+// TestIntegration function.
+func hasIntegrationTests(dir string) (bool, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		return false, err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return false, err
+		}
+		if bytes.Contains(b, []byte("\nfunc TestIntegration")) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// buildBinaries builds each package's test binary into dir, static or, with
+// race, with the race detector; the guest sees dir under /tmp/vm.
+func buildBinaries(ctx context.Context, m module, pkgs []testPackage, dir string, race bool, log io.Writer) ([]testBinary, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
+	}
+	env, args, cgo := goEnv(), []string{"test", "-c"}, "0"
+	if race {
+		env, args, cgo = append(os.Environ(), "CGO_ENABLED=1"), append(args, "-race"), "1"
 	}
 	var bins []testBinary
 	for _, p := range pkgs {
 		name := testBinaryName(m.Path, p.ImportPath)
 		out := filepath.Join(dir, name+".test")
-		fmt.Fprintf(log, "vm: CGO_ENABLED=0 go test -c -o %s %s\n", out, p.ImportPath)
-		if err := goRun(ctx, m.Root, log, log, "test", "-c", "-o", out, p.ImportPath); err != nil {
+		cmd := append(append([]string(nil), args...), "-o", out, p.ImportPath)
+		fmt.Fprintf(log, "vm: CGO_ENABLED=%s go %s\n", cgo, strings.Join(cmd, " "))
+		if err := goRunEnv(ctx, m.Root, env, log, log, cmd...); err != nil {
 			return nil, err
 		}
 		if _, err := os.Stat(out); err != nil {
@@ -168,16 +225,17 @@ func buildTestBinaries(ctx context.Context, m module, pkgs []testPackage, dir st
 			Name:       name,
 			ImportPath: p.ImportPath,
 			SourceDir:  p.Dir,
-			GuestPath:  guestWork + "/tests/" + name + ".test",
+			GuestPath:  guestWork + "/" + filepath.Base(dir) + "/" + name + ".test",
 		})
 	}
 	return bins, nil
 }
 
-// racePackages are the packages whose concurrency tests run under the race
-// detector on the host (the race detector needs cgo, so this is the one
-// place a C compiler is used; the project itself stays cgo-free).
-var racePackages = []string{"./ah/..."}
+// racePackages are the packages whose unit tests run under the race
+// detector on the host: all of them. The race detector needs cgo, so race
+// builds (these and the VM's race test binaries) are the one place a C
+// compiler is used; the project and its commands stay cgo-free.
+var racePackages = []string{"./..."}
 
 // raceTests runs go test -race on racePackages.
 func raceTests(ctx context.Context, dir string, stdout, stderr io.Writer) error {

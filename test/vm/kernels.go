@@ -147,3 +147,19 @@ func checkKernelFiles(k kernel, modulesDir string) error {
 	}
 	return nil
 }
+
+// selectRaceKernels picks the kernels of -race among those of the session:
+// "all" is every one, "none" none, else a comma list as for -kernels.
+func selectRaceKernels(spec string, session []kernel) ([]kernel, error) {
+	switch strings.TrimSpace(spec) {
+	case "none":
+		return nil, nil
+	case "all":
+		return session, nil
+	}
+	ks, err := selectKernels(spec, session)
+	if err != nil {
+		return nil, fmt.Errorf("-race: %w", err)
+	}
+	return ks, nil
+}

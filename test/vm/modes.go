@@ -113,9 +113,9 @@ func (s *session) run(ctx context.Context) error {
 	if _, err := buildCommands(ctx, s.module, filepath.Join(s.work, "bin"), s.stderr); err != nil {
 		return err
 	}
-	reports, err := s.matrix(ctx, s.opts.devices, func(k kernel, n int, outDir string) string {
+	reports, err := s.runJobs(ctx, s.jobs(s.opts.devices, "", func(k kernel, n int, outDir string) string {
 		return runPayload(k, n, outDir, s.module.Root, s.opts.args)
-	}, nil)
+	}), nil)
 	if err != nil {
 		return err
 	}
@@ -166,31 +166,53 @@ func (s *session) test(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(s.stderr, "vm: built %d test binaries in %s\n", len(bins), seconds(time.Since(start)))
-
-	reports, err := s.matrix(ctx, s.opts.devices, func(k kernel, n int, outDir string) string {
-		return testPayload(k, n, outDir, bins, s.opts.args)
-	}, func(r *runReport) func(string) { return r.Tally.line })
+	raceKernels, err := selectRaceKernels(s.opts.race, s.kernels)
 	if err != nil {
 		return err
 	}
-	if n, regex, ok, _ := parseScale(s.opts.scale); ok {
-		args := append(append([]string(nil), s.opts.args...), "-test.run", regex)
-		more, err := s.matrix(ctx, []int{n}, func(k kernel, n int, outDir string) string {
-			return testPayload(k, n, outDir, bins, args)
-		}, func(r *runReport) func(string) { return r.Tally.line })
+	var raceBins []testBinary
+	if len(raceKernels) > 0 {
+		start := time.Now()
+		raceBins, err = buildRaceTestBinaries(ctx, s.module, pkgs, filepath.Join(s.work, "tests-race"), s.stderr)
 		if err != nil {
 			return err
 		}
-		reports = append(reports, more...)
+		fmt.Fprintf(s.stderr, "vm: built %d race test binaries in %s\n", len(raceBins), seconds(time.Since(start)))
+	}
+
+	jobs := s.jobs(s.opts.devices, "", func(k kernel, n int, outDir string) string {
+		return testPayload(k, n, outDir, bins, s.opts.args)
+	})
+	if n, regex, ok, _ := parseScale(s.opts.scale); ok {
+		args := append(append([]string(nil), s.opts.args...), "-test.run", regex)
+		jobs = append(jobs, s.jobs([]int{n}, "", func(k kernel, n int, outDir string) string {
+			return testPayload(k, n, outDir, bins, args)
+		})...)
+	}
+	if len(raceBins) > 0 {
+		for _, k := range raceKernels {
+			jobs = append(jobs, vmJob{kernel: k, devices: s.opts.devices[0], suffix: "race",
+				payload: func(k kernel, n int, outDir string) string {
+					return testPayload(k, n, outDir, raceBins, s.opts.args)
+				}})
+		}
+	}
+	reports, err := s.runJobs(ctx, jobs, func(r *runReport) func(string) { return r.Tally.line })
+	if err != nil {
+		return err
 	}
 	printRunSummary(s.stdout, reports, true)
-	passed, failed := 0, 0
+	passed, failed, races := 0, 0, 0
 	for _, r := range reports {
+		races += r.Tally.Races
 		passed += r.Tally.Passed
 		failed += r.Tally.bad()
 		if r.Err != nil {
 			failed++
 		}
+	}
+	if len(raceBins) > 0 {
+		fmt.Fprintf(s.stdout, "vm: race detector: %d reports in %d race runs\n", races, len(raceKernels))
 	}
 	// The last line of the output is "vm: X passed, Y failed": on stdout, or
 	// as the error main prints.
@@ -200,71 +222,4 @@ func (s *session) test(ctx context.Context) error {
 	}
 	fmt.Fprintln(s.stdout, "vm: "+summary)
 	return nil
-}
-
-// matrix boots one VM per kernel and device count, in order, with the
-// payload that payload returns; watch, if set, gives the line parser of a
-// run. A failing run does not stop the others; only errors that concern
-// all runs (building an initramfs, an interrupt) are returned.
-func (s *session) matrix(ctx context.Context, counts []int,
-	payload func(k kernel, devices int, guestOutDir string) string,
-	watch func(*runReport) func(string)) ([]runReport, error) {
-	var reports []runReport
-	for _, k := range s.kernels {
-		start := time.Now()
-		initrd, warnings, err := buildInitramfs(ctx, s.tools, k, filepath.Join(s.work, "initramfs"))
-		if err != nil {
-			return nil, err
-		}
-		for _, w := range warnings {
-			fmt.Fprintf(s.stderr, "vm: warning: %s\n", w)
-		}
-		image, why := bootImage(ctx, k, filepath.Join(s.work, "kernels"))
-		if why != "" {
-			fmt.Fprintf(s.stderr, "vm: kernel %s: booting the bzImage: %s\n", k.Release, why)
-		}
-		fmt.Fprintf(s.stderr, "vm: kernel and initramfs for %s ready in %s\n", k.Release, seconds(time.Since(start)))
-		for _, n := range counts {
-			id := fmt.Sprintf("%s-%d", k.Release, n)
-			hostOut := filepath.Join(s.work, "out", id)
-			runDir := filepath.Join(s.work, "run", id)
-			for _, d := range []string{hostOut, runDir} {
-				if err := os.MkdirAll(d, 0o777); err != nil {
-					return nil, err
-				}
-			}
-			guestOut := guestWork + "/out/" + id
-			if err := os.WriteFile(filepath.Join(runDir, "payload.sh"), []byte(payload(k, n, guestOut)), 0o755); err != nil {
-				return nil, err
-			}
-			vm := &vmRun{
-				Kernel: k, Devices: n, Image: image, Initrd: initrd, Work: s.work, ID: id, Src: s.module.Root,
-				Mem: s.opts.mem, SMP: s.opts.smp, Timeout: s.opts.timeout,
-				Verbose: s.opts.verbose, Out: s.stdout,
-			}
-			rep := runReport{Name: vm.name()}
-			var parse func(string)
-			if watch != nil {
-				parse = watch(&rep)
-			}
-			vm.Payload = parse
-			fmt.Fprintf(s.stderr, "vm: booting %s\n", vm.name())
-			res, err := vm.boot(ctx, s.tools.qemu)
-			rep.Result, rep.Err = res, err
-			if err != nil {
-				fmt.Fprintf(s.stderr, "vm: %s: %v\n", vm.name(), err)
-			} else {
-				fmt.Fprintf(s.stderr, "vm: %s: exit status %d (boot %s, total %s)\n",
-					vm.name(), res.Status, seconds(res.Boot), seconds(res.Total))
-			}
-			reports = append(reports, rep)
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("interrupted: %v", ctx.Err())
-			}
-		}
-	}
-	if s.opts.keep || s.opts.work != "" {
-		fmt.Fprintf(s.stderr, "vm: guest output files are under %s\n", filepath.Join(s.work, "out"))
-	}
-	return reports, nil
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -16,19 +17,21 @@ const maxDevices = 256
 
 // options are the command-line settings shared by all modes.
 type options struct {
-	mode    string
-	kernels string        // "all" or a comma list of releases (or unique prefixes)
-	devices []int         // rxe device counts, one VM run each per kernel
-	timeout time.Duration // per VM run, boot to power-off
-	mem     int           // guest memory in MiB
-	smp     int           // guest vCPUs
-	install bool          // install missing Debian packages when root
-	work    string        // work directory; empty means a fresh temporary one
-	keep    bool          // keep the temporary work directory
-	verbose bool          // echo the guest's boot console too
-	unit    bool          // test mode: run go test ./... on the host first
-	scale   string        // test mode: "N:REGEX", one more run per kernel with N devices and only the matching tests
-	args    []string      // after "--": the command (run) or test binary flags (test)
+	mode     string
+	kernels  string        // "all" or a comma list of releases (or unique prefixes)
+	devices  []int         // rxe device counts, one VM run each per kernel
+	timeout  time.Duration // per VM run, boot to power-off
+	mem      int           // guest memory in MiB
+	smp      int           // guest vCPUs
+	install  bool          // install missing Debian packages when root
+	work     string        // work directory; empty means a fresh temporary one
+	keep     bool          // keep the temporary work directory
+	verbose  bool          // echo the guest's boot console too
+	unit     bool          // test mode: run go test ./... on the host first
+	scale    string        // test mode: "N:REGEX", one more run per kernel with N devices and only the matching tests
+	race     string        // test mode: "all", "none" or a comma list of kernels whose race run to make
+	parallel int           // guests booted at once
+	args     []string      // after "--": the command (run) or test binary flags (test)
 }
 
 const usageText = `usage:
@@ -60,6 +63,8 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	fs.BoolVar(&o.verbose, "v", false, "also echo the guest's kernel console and boot lines")
 	fs.BoolVar(&o.unit, "unit", true, "test mode: run go test ./... on the host before the VM runs")
 	fs.StringVar(&o.scale, "scale", defaultScale, "test mode: N:REGEX runs the tests matching REGEX once more per kernel with N devices (empty: no such run)")
+	fs.StringVar(&o.race, "race", "all", "test mode: the kernels (comma list as for -kernels, all or none) on which the integration-test binaries, built with -race, run once more with the first device count")
+	fs.IntVar(&o.parallel, "parallel", defaultParallel(), "guests booted at once (each has -smp vCPUs; default: the host's CPUs divided by -smp)")
 
 	printUsage := func() {
 		fmt.Fprint(usage, usageText)
@@ -122,6 +127,17 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	if o.smp < 1 || o.smp > 8 {
 		return nil, fmt.Errorf("-smp must be between 1 and 8, got %d", o.smp)
 	}
+	parallelSet := false
+	fs.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "parallel" })
+	if !parallelSet {
+		o.parallel = max(1, o.parallel/o.smp)
+	}
+	if o.parallel < 1 || o.parallel > 16 {
+		return nil, fmt.Errorf("-parallel must be between 1 and 16, got %d", o.parallel)
+	}
+	if strings.TrimSpace(o.race) == "" {
+		return nil, errors.New("-race is empty: give a comma list of kernels, all or none")
+	}
 	if _, _, _, err := parseScale(o.scale); err != nil {
 		return nil, err
 	}
@@ -130,6 +146,11 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	}
 	return o, nil
 }
+
+// defaultParallel is one guest per host CPU (TCG runs a vCPU on a host
+// thread); it is set before -smp is known, so parse divides it by -smp
+// unless -parallel was given.
+func defaultParallel() int { return max(1, runtime.NumCPU()) }
 
 // defaultScale is test mode's large-scale run: the enumeration tests with
 // 64 devices (the whole suite at that scale would double CI's time).

@@ -24,7 +24,7 @@ var debPackages = []string{
 	"busybox-static",         // /bin/busybox, the initramfs userland
 	"kmod",                   // modprobe --show-depends
 	"xz-utils",               // 6.12's modules are shipped as .ko.xz
-	"gcc",                    // only for go test -race on the host
+	"gcc",                    // only for the race builds: go test -race on the host, race test binaries for the guest
 	"util-linux",             // setpriv, to run commands without CAP_NET_ADMIN
 	"python3",                // ctypes, to time librdmacm itself in benchmarks
 	"iproute2",               // ip and rdma, used to set the guest up

@@ -21,6 +21,7 @@ const consoleTail = 50
 type vmRun struct {
 	Kernel  kernel
 	Devices int
+	Suffix  string // tells apart runs of one kernel and device count ("race")
 	Image   string // the kernel for -kernel: a vmlinux or the bzImage
 	Initrd  string
 	Work    string // host work directory, the guest's /tmp/vm
@@ -49,7 +50,11 @@ type vmResult struct {
 }
 
 func (r *vmRun) name() string {
-	return fmt.Sprintf("kernel %s, %d devices", r.Kernel.Release, r.Devices)
+	n := fmt.Sprintf("kernel %s, %d devices", r.Kernel.Release, r.Devices)
+	if r.Suffix != "" {
+		n += ", " + r.Suffix
+	}
+	return n
 }
 
 // qemuArgs is the QEMU command line: TCG (KVM hangs on this machine kind),

@@ -12,12 +12,16 @@ import (
 // testLine matches the result lines of go test -v, subtests included.
 var testLine = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (\S+)`)
 
+// raceReport starts each report of the race detector.
+const raceReport = "WARNING: DATA RACE"
+
 // tally counts the test results of one VM run from the payload's output.
 // Inside the VM a skip is a failure: there every test has what it needs.
 type tally struct {
 	Passed   int
 	Failed   int      // FAIL lines, binaries that failed without one, boot failures
 	Skipped  int      // SKIP lines
+	Races    int      // race detector reports (the test or binary they are in fails too)
 	Problems []string // one line per failure or skip
 
 	binary      string // the test binary running now
@@ -42,6 +46,11 @@ func (t *tally) line(s string) {
 			t.Problems = append(t.Problems, fmt.Sprintf("%s: test binary exited with status %d", name, n))
 		}
 		t.binary = ""
+		return
+	}
+	if strings.Contains(s, raceReport) {
+		t.Races++
+		t.Problems = append(t.Problems, t.where()+"DATA RACE reported")
 		return
 	}
 	m := testLine.FindStringSubmatch(s)
@@ -89,8 +98,8 @@ func printRunSummary(w io.Writer, reports []runReport, test bool) {
 		case r.Err != nil:
 			fmt.Fprintf(w, "vm:   %s: FAILED: %v (%s)\n", r.Name, r.Err, timing)
 		case test:
-			fmt.Fprintf(w, "vm:   %s: %d passed, %d failed, %d skipped (%s)\n",
-				r.Name, r.Tally.Passed, r.Tally.Failed, r.Tally.Skipped, timing)
+			fmt.Fprintf(w, "vm:   %s: %d passed, %d failed, %d skipped, %d races (%s)\n",
+				r.Name, r.Tally.Passed, r.Tally.Failed, r.Tally.Skipped, r.Tally.Races, timing)
 		default:
 			fmt.Fprintf(w, "vm:   %s: exit status %d (%s)\n", r.Name, r.Result.Status, timing)
 		}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// vmJob is one guest boot of a session: a kernel, a device count and the
+// payload to run.
+type vmJob struct {
+	kernel  kernel
+	devices int
+	// suffix tells apart runs of one kernel and device count ("race");
+	// it is part of the run's ID and name.
+	suffix  string
+	payload func(k kernel, devices int, guestOutDir string) string
+}
+
+func (j vmJob) id() string {
+	id := fmt.Sprintf("%s-%d", j.kernel.Release, j.devices)
+	if j.suffix != "" {
+		id += "-" + j.suffix
+	}
+	return id
+}
+
+// jobs is one vmJob per kernel and device count, kernels outermost.
+func (s *session) jobs(counts []int, suffix string,
+	payload func(k kernel, devices int, guestOutDir string) string) []vmJob {
+	var js []vmJob
+	for _, k := range s.kernels {
+		for _, n := range counts {
+			js = append(js, vmJob{kernel: k, devices: n, suffix: suffix, payload: payload})
+		}
+	}
+	return js
+}
+
+// bootFiles are a kernel's image and initramfs.
+type bootFiles struct{ image, initrd string }
+
+// prepare builds (or finds cached) the boot files of every kernel.
+func (s *session) prepare(ctx context.Context) (map[string]bootFiles, error) {
+	files := make(map[string]bootFiles)
+	for _, k := range s.kernels {
+		start := time.Now()
+		initrd, warnings, err := buildInitramfs(ctx, s.tools, k, filepath.Join(s.work, "initramfs"))
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range warnings {
+			fmt.Fprintf(s.stderr, "vm: warning: %s\n", w)
+		}
+		image, why := bootImage(ctx, k, filepath.Join(s.work, "kernels"))
+		if why != "" {
+			fmt.Fprintf(s.stderr, "vm: kernel %s: booting the bzImage: %s\n", k.Release, why)
+		}
+		fmt.Fprintf(s.stderr, "vm: kernel and initramfs for %s ready in %s\n", k.Release, seconds(time.Since(start)))
+		files[k.Release] = bootFiles{image, initrd}
+	}
+	return files, nil
+}
+
+// runJobs boots the jobs' guests, up to -parallel at once, and returns
+// their reports in the jobs' order; watch, if set, gives the line parser
+// of a run. A guest's output is streamed when one runs at a time, else
+// printed as one block when its run ends, so that runs never interleave.
+// A failing run does not stop the others; only errors that concern all
+// runs (building an initramfs, an interrupt) are returned.
+func (s *session) runJobs(ctx context.Context, jobs []vmJob, watch func(*runReport) func(string)) ([]runReport, error) {
+	files, err := s.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	parallel := max(1, min(s.opts.parallel, len(jobs)))
+	reports := make([]runReport, len(jobs))
+	var (
+		outMu sync.Mutex // one block of output at a time
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, parallel)
+	)
+	errs := make([]error, len(jobs))
+	for i, j := range jobs {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return nil, fmt.Errorf("interrupted: %v", ctx.Err())
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			var out io.Writer = s.stdout
+			var buf *bytes.Buffer
+			if parallel > 1 {
+				buf = new(bytes.Buffer)
+				out = buf
+			}
+			reports[i], errs[i] = s.boot(ctx, j, files[j.kernel.Release], out, watch)
+			if buf != nil {
+				outMu.Lock()
+				fmt.Fprintf(s.stdout, "vm: ===== output of %s =====\n", reports[i].Name)
+				s.stdout.Write(buf.Bytes())
+				outMu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("interrupted: %v", ctx.Err())
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if s.opts.keep || s.opts.work != "" {
+		fmt.Fprintf(s.stderr, "vm: guest output files are under %s\n", filepath.Join(s.work, "out"))
+	}
+	return reports, nil
+}
+
+// boot runs one job's guest, its payload's output going to out.
+func (s *session) boot(ctx context.Context, j vmJob, f bootFiles, out io.Writer,
+	watch func(*runReport) func(string)) (runReport, error) {
+	id := j.id()
+	hostOut := filepath.Join(s.work, "out", id)
+	runDir := filepath.Join(s.work, "run", id)
+	for _, d := range []string{hostOut, runDir} {
+		if err := os.MkdirAll(d, 0o777); err != nil {
+			return runReport{}, err
+		}
+	}
+	guestOut := guestWork + "/out/" + id
+	if err := os.WriteFile(filepath.Join(runDir, "payload.sh"), []byte(j.payload(j.kernel, j.devices, guestOut)), 0o755); err != nil {
+		return runReport{}, err
+	}
+	vm := &vmRun{
+		Kernel: j.kernel, Devices: j.devices, Suffix: j.suffix, Image: f.image, Initrd: f.initrd,
+		Work: s.work, ID: id, Src: s.module.Root,
+		Mem: s.opts.mem, SMP: s.opts.smp, Timeout: s.opts.timeout,
+		Verbose: s.opts.verbose, Out: out,
+	}
+	rep := runReport{Name: vm.name()}
+	if watch != nil {
+		vm.Payload = watch(&rep)
+	}
+	fmt.Fprintf(s.stderr, "vm: booting %s\n", vm.name())
+	res, err := vm.boot(ctx, s.tools.qemu)
+	rep.Result, rep.Err = res, err
+	if err != nil {
+		fmt.Fprintf(s.stderr, "vm: %s: %v\n", vm.name(), err)
+	} else {
+		fmt.Fprintf(s.stderr, "vm: %s: exit status %d (boot %s, total %s)\n",
+			vm.name(), res.Status, seconds(res.Boot), seconds(res.Total))
+	}
+	return rep, nil
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSelectRaceKernels(t *testing.T) {
+	session := []kernel{{Release: "6.1.0-57-amd64"}, {Release: "6.12.117+deb12-amd64"}}
+	names := func(ks []kernel) []string {
+		var n []string
+		for _, k := range ks {
+			n = append(n, k.Release)
+		}
+		return n
+	}
+	for spec, want := range map[string][]string{
+		"all":  {"6.1.0-57-amd64", "6.12.117+deb12-amd64"},
+		"none": nil,
+		"6.12": {"6.12.117+deb12-amd64"},
+	} {
+		got, err := selectRaceKernels(spec, session)
+		if err != nil {
+			t.Errorf("selectRaceKernels(%q): %v", spec, err)
+			continue
+		}
+		if diff := cmp.Diff(want, names(got)); diff != "" {
+			t.Errorf("selectRaceKernels(%q) (-want +got):\n%s", spec, diff)
+		}
+	}
+	// A race kernel must be one the session boots.
+	if _, err := selectRaceKernels("6.13", session); err == nil || !strings.Contains(err.Error(), "-race") {
+		t.Errorf("selectRaceKernels(6.13) = %v, want an error naming -race", err)
+	}
+}
+
+func TestJobIDs(t *testing.T) {
+	s := &session{kernels: []kernel{{Release: "a"}, {Release: "b"}}}
+	js := append(s.jobs([]int{2, 16}, "", nil), s.jobs([]int{2}, "race", nil)...)
+	var ids []string
+	for _, j := range js {
+		ids = append(ids, j.id())
+	}
+	want := []string{"a-2", "a-16", "b-2", "b-16", "a-2-race", "b-2-race"}
+	if diff := cmp.Diff(want, ids); diff != "" {
+		t.Errorf("job ids (-want +got):\n%s", diff)
+	}
+	r := &vmRun{Kernel: kernel{Release: "a"}, Devices: 2, Suffix: "race"}
+	if got := r.name(); got != "kernel a, 2 devices, race" {
+		t.Errorf("name = %q", got)
+	}
+}
+
+func TestParseOptionsParallelAndRace(t *testing.T) {
+	o, err := parseOptions([]string{"test"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.race != "all" || o.parallel != max(1, runtime.NumCPU()) {
+		t.Errorf("defaults: race %q parallel %d, want all and %d", o.race, o.parallel, runtime.NumCPU())
+	}
+	o, err = parseOptions([]string{"-smp", "2", "test"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := max(1, runtime.NumCPU()/2); o.parallel != want {
+		t.Errorf("-smp 2: parallel %d, want %d", o.parallel, want)
+	}
+	o, err = parseOptions([]string{"-smp", "2", "-parallel", "3", "-race", "none", "test"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.parallel != 3 || o.race != "none" {
+		t.Errorf("explicit: parallel %d race %q, want 3 and none", o.parallel, o.race)
+	}
+	for _, args := range [][]string{{"-parallel", "0", "test"}, {"-race", " ", "test"}} {
+		if _, err := parseOptions(args, io.Discard); err == nil {
+			t.Errorf("parseOptions(%q): no error", args)
+		}
+	}
+}
+
+func TestTallyRaces(t *testing.T) {
+	out := `VM-TEST-START rdma
+=== RUN   TestIntegrationX
+==================
+WARNING: DATA RACE
+Write at 0x00c000012345 by goroutine 7:
+==================
+    testing.go:1490: race detected during execution of test
+--- FAIL: TestIntegrationX (0.10s)
+VM-TEST-EXIT rdma 1
+`
+	var tl tally
+	for _, l := range strings.Split(out, "\n") {
+		tl.line(l)
+	}
+	if tl.Races != 1 || tl.Failed != 1 || tl.bad() != 1 {
+		t.Errorf("races %d failed %d bad %d, want 1, 1, 1", tl.Races, tl.Failed, tl.bad())
+	}
+	want := []string{"rdma: DATA RACE reported", "rdma: FAIL TestIntegrationX"}
+	if diff := cmp.Diff(want, tl.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
+func TestHasIntegrationTests(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a_test.go", "package a\n\nfunc TestUnit(t *testing.T) {}\n// func TestIntegrationInAComment\n")
+	if ok, err := hasIntegrationTests(dir); err != nil || ok {
+		t.Errorf("unit tests only: %v, %v; want false", ok, err)
+	}
+	write("b_test.go", "package a\n\nfunc TestIntegrationB(t *testing.T) {}\n")
+	if ok, err := hasIntegrationTests(dir); err != nil || !ok {
+		t.Errorf("with an integration test: %v, %v; want true", ok, err)
+	}
+}
