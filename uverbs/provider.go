@@ -120,9 +120,9 @@ func (c *Context) mapQueue(offset uint64, length int) ([]byte, error) {
 
 // doorbell writes cmd, a complete write() command (struct
 // ib_uverbs_cmd_hdr first), to the char device: the data path's
-// doorbells (POST_SEND without work requests, REQ_NOTIFY_CQ). These
-// commands do not sleep, so the write is raw (rawsys.go); it does not
-// allocate unless it fails. Any response pointer inside cmd must point to
+// doorbells (POST_SEND without work requests, REQ_NOTIFY_CQ), through
+// the scheduler's system-call path (doorbell.go); it does not allocate
+// unless it fails. Any response pointer inside cmd must point to
 // memory outside the Go heap, since the kernel writes there.
 func (c *Context) doorbell(op string, cmd []byte) error {
 	c.mu.RLock()
@@ -132,7 +132,7 @@ func (c *Context) doorbell(op string, cmd []byte) error {
 	}
 	fd, _ := c.fd()
 	for {
-		n, err := rawWrite(fd, cmd)
+		n, err := doorbellWrite(fd, cmd)
 		if err == unix.EINTR {
 			continue
 		}
