@@ -157,17 +157,18 @@ func buildTestBinaries(ctx context.Context, m module, pkgs []testPackage, dir st
 }
 
 // buildRaceTestBinaries builds, with the race detector, the test binary of
-// each package that has integration tests (a func TestIntegration...) into
-// dir. The race detector needs cgo: these binaries link the host's C
-// library dynamically, which the guest has, since it runs the host's root.
-// Only test binaries are built so; the commands stay static.
+// each package whose tests meet the kernel in the guest (they import the
+// module's internal/testenv) into dir. The race detector needs cgo: these
+// binaries link the host's C library dynamically, which the guest has,
+// since it runs the host's root. Only test binaries are built so; the
+// commands stay static.
 func buildRaceTestBinaries(ctx context.Context, m module, pkgs []testPackage, dir string, log io.Writer) ([]testBinary, error) {
 	if _, err := exec.LookPath("gcc"); err != nil {
 		return nil, fmt.Errorf("the race run needs a C compiler: apt-get install -y gcc (or -race=none)")
 	}
 	var with []testPackage
 	for _, p := range pkgs {
-		ok, err := hasIntegrationTests(p.Dir)
+		ok, err := usesTestenv(p.Dir, m.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -178,19 +179,20 @@ func buildRaceTestBinaries(ctx context.Context, m module, pkgs []testPackage, di
 	return buildBinaries(ctx, m, with, dir, true, log)
 }
 
-// hasIntegrationTests reports whether a test file in dir declares a
-// TestIntegration function.
-func hasIntegrationTests(dir string) (bool, error) {
+// usesTestenv reports whether a test file in dir imports the module's
+// internal/testenv, the gate of every test that needs the VM.
+func usesTestenv(dir, modulePath string) (bool, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	if err != nil {
 		return false, err
 	}
+	imp := []byte(strconv.Quote(modulePath + "/internal/testenv"))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			return false, err
 		}
-		if bytes.Contains(b, []byte("\nfunc TestIntegration")) {
+		if bytes.Contains(b, imp) {
 			return true, nil
 		}
 	}

@@ -110,19 +110,20 @@ VM-TEST-EXIT rdma 1
 	}
 }
 
-func TestHasIntegrationTests(t *testing.T) {
+func TestUsesTestenv(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write("a_test.go", "package a\n\nfunc TestUnit(t *testing.T) {}\n// func TestIntegrationInAComment\n")
-	if ok, err := hasIntegrationTests(dir); err != nil || ok {
-		t.Errorf("unit tests only: %v, %v; want false", ok, err)
+	write("a_test.go", "package a\n\nimport \"example.com/m/internal/testenvx\"\n")
+	write("a.go", "package a\n\nimport \"example.com/m/internal/testenv\"\n")
+	if ok, err := usesTestenv(dir, "example.com/m"); err != nil || ok {
+		t.Errorf("no test file imports testenv: %v, %v; want false", ok, err)
 	}
-	write("b_test.go", "package a\n\nfunc TestIntegrationB(t *testing.T) {}\n")
-	if ok, err := hasIntegrationTests(dir); err != nil || !ok {
-		t.Errorf("with an integration test: %v, %v; want true", ok, err)
+	write("b_test.go", "package a\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/internal/testenv\"\n)\n")
+	if ok, err := usesTestenv(dir, "example.com/m"); err != nil || !ok {
+		t.Errorf("a test file imports testenv: %v, %v; want true", ok, err)
 	}
 }
