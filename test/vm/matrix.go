@@ -30,6 +30,13 @@ func (j vmJob) id() string {
 	return id
 }
 
+// raceSuffix marks the race runs; raceSlowdown is how much longer they
+// may take than -timeout (the race detector slows the tests 2-10 times).
+const (
+	raceSuffix   = "race"
+	raceSlowdown = 3
+)
+
 // jobs is one vmJob per kernel and device count, kernels outermost.
 func (s *session) jobs(counts []int, suffix string,
 	payload func(k kernel, devices int, guestOutDir string) string) []vmJob {
@@ -142,10 +149,14 @@ func (s *session) boot(ctx context.Context, j vmJob, f bootFiles, out io.Writer,
 	if err := os.WriteFile(filepath.Join(runDir, "payload.sh"), []byte(j.payload(j.kernel, j.devices, guestOut)), 0o755); err != nil {
 		return runReport{}, err
 	}
+	timeout := s.opts.timeout
+	if j.suffix == raceSuffix {
+		timeout *= raceSlowdown
+	}
 	vm := &vmRun{
 		Kernel: j.kernel, Devices: j.devices, Suffix: j.suffix, Image: f.image, Initrd: f.initrd,
 		Work: s.work, ID: id, Src: s.module.Root,
-		Mem: s.opts.mem, SMP: s.opts.smp, Timeout: s.opts.timeout,
+		Mem: s.opts.mem, SMP: s.opts.smp, Timeout: timeout,
 		Verbose: s.opts.verbose, Out: out,
 	}
 	rep := runReport{Name: vm.name()}

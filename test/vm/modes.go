@@ -191,7 +191,7 @@ func (s *session) test(ctx context.Context) error {
 	}
 	if len(raceBins) > 0 {
 		for _, k := range raceKernels {
-			jobs = append(jobs, vmJob{kernel: k, devices: s.opts.devices[0], suffix: "race",
+			jobs = append(jobs, vmJob{kernel: k, devices: s.opts.devices[0], suffix: raceSuffix,
 				payload: func(k kernel, n int, outDir string) string {
 					return testPayload(k, n, outDir, raceBins, s.opts.args)
 				}})

@@ -54,7 +54,7 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.kernels, "kernels", "all", "comma list of kernel releases (as in /boot/vmlinuz-RELEASE, or a unique prefix such as 6.12), or all: every installed kernel with rdma_rxe")
 	fs.Var((*deviceCounts)(&o.devices), "devices", "comma list of rxe device counts; each count is one VM run per kernel (default 2; 2,16 in test mode)")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "limit for each VM run, boot to power-off")
+	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "limit for each VM run, boot to power-off (race runs get "+strconv.Itoa(raceSlowdown)+" times as long)")
 	fs.IntVar(&o.mem, "mem", 1024, "guest memory in MiB")
 	fs.IntVar(&o.smp, "smp", 1, "guest vCPUs (TCG)")
 	fs.BoolVar(&o.install, "install", true, "install missing Debian packages with apt-get when running as root")

@@ -25,7 +25,7 @@ func TestParseOptions(t *testing.T) {
 	}{
 		{
 			name: "run defaults", args: []string{"run", "--", "rdma", "-j", "dev", "show"},
-			mode: "run", devices: []int{2}, kernels: "all", timeout: 10 * time.Minute,
+			mode: "run", devices: []int{2}, kernels: "all", timeout: 15 * time.Minute,
 			rest: []string{"rdma", "-j", "dev", "show"},
 		},
 		{
@@ -36,22 +36,22 @@ func TestParseOptions(t *testing.T) {
 		},
 		{
 			name: "command without --", args: []string{"run", "rdma", "-j", "dev"},
-			mode: "run", devices: []int{2}, kernels: "all", timeout: 10 * time.Minute,
+			mode: "run", devices: []int{2}, kernels: "all", timeout: 15 * time.Minute,
 			rest: []string{"rdma", "-j", "dev"},
 		},
 		{
 			name: "command flags look like ours", args: []string{"run", "--", "ls", "-v"},
-			mode: "run", devices: []int{2}, kernels: "all", timeout: 10 * time.Minute,
+			mode: "run", devices: []int{2}, kernels: "all", timeout: 15 * time.Minute,
 			rest: []string{"ls", "-v"},
 		},
 		{
 			name: "test with binary flags", args: []string{"test", "-unit=false", "--", "-test.run", "TestX"},
-			mode: "test", devices: []int{2, 16}, kernels: "all", timeout: 10 * time.Minute,
+			mode: "test", devices: []int{2, 16}, kernels: "all", timeout: 15 * time.Minute,
 			rest: []string{"-test.run", "TestX"},
 		},
 		{
 			name: "setup", args: []string{"-install=false", "setup"},
-			mode: "setup", devices: []int{2}, kernels: "all", timeout: 10 * time.Minute,
+			mode: "setup", devices: []int{2}, kernels: "all", timeout: 15 * time.Minute,
 		},
 	}
 	for _, tt := range tests {
