@@ -48,14 +48,45 @@ func Responsiveness(t testing.TB, start func()) (sleep, gc time.Duration) {
 	return sleep, gc
 }
 
+// raceSlowdown is how much the race detector may stretch the bounds: a
+// collection instruments every pointer it scans and a sleep's wakeup runs
+// instrumented scheduler code. A waiter that held up the collector cost
+// it 110 ms and the sleep 22 ms (uverbs/doorbell.go's history), far past
+// even the stretched bounds.
+const raceSlowdown = 4
+
+// Bounds are SleepBound and GCBound, stretched by the race detector's
+// slowdown when the binary has it.
+func Bounds() (sleep, gc time.Duration) {
+	if Race {
+		return raceSlowdown * SleepBound, raceSlowdown * GCBound
+	}
+	return SleepBound, GCBound
+}
+
+// attempts is how many measurements RequireResponsive may take: a guest
+// whose host is busy elsewhere can miss its vCPU for one of them, but a
+// waiter that holds up the runtime does so every time.
+const attempts = 3
+
 // RequireResponsive fails the test unless Responsiveness stays within
-// SleepBound and GCBound.
+// Bounds in one of a few measurements; start is called once.
 func RequireResponsive(t testing.TB, what string, start func()) {
 	t.Helper()
-	sleep, gc := Responsiveness(t, start)
-	if sleep > SleepBound || gc > GCBound {
-		t.Fatalf("%s with GOMAXPROCS=1: time.Sleep(1ms) took %v (median, at most %v), runtime.GC() %v (at most %v)",
-			what, sleep, SleepBound, gc, GCBound)
+	sleepBound, gcBound := Bounds()
+	var sleep, gc time.Duration
+	for i := range attempts {
+		if i == 0 {
+			sleep, gc = Responsiveness(t, start)
+		} else {
+			sleep, gc = Responsiveness(t, func() {})
+		}
+		if sleep <= sleepBound && gc <= gcBound {
+			t.Logf("%s with GOMAXPROCS=1: time.Sleep(1ms) %v (median), runtime.GC() %v", what, sleep, gc)
+			return
+		}
+		t.Logf("%s with GOMAXPROCS=1, measurement %d: time.Sleep(1ms) %v (median), runtime.GC() %v", what, i+1, sleep, gc)
 	}
-	t.Logf("%s with GOMAXPROCS=1: time.Sleep(1ms) %v (median), runtime.GC() %v", what, sleep, gc)
+	t.Fatalf("%s with GOMAXPROCS=1: in %d measurements time.Sleep(1ms) took %v (median, at most %v), runtime.GC() %v (at most %v) at the last",
+		what, attempts, sleep, sleepBound, gc, gcBound)
 }
