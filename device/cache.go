@@ -34,7 +34,8 @@ type lister struct {
 	nl    *nldev.Client
 	ev    *uevent.Conn  // RDMA devices and character devices came, went, moved
 	links *nlwatch.Conn // network devices changed (RTMGRP_LINK)
-	last  *Snapshot     // nil: none valid
+	last  *Snapshot     // the last inventory; nil: none valid
+	gen   uint64        // counts the inventories taken, across resets: the generation of last
 	until time.Time     // ports are re-read until then
 	fs    sysfs
 }
@@ -57,22 +58,8 @@ func List() (*Snapshot, error) { return global.list() }
 func (l *lister) list() (*Snapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ns, err := netnsID()
-	if err != nil || ns != l.netns {
-		l.reset()
-		l.netns = ns
-	}
-	if l.nl == nil {
-		if l.nl, err = nldev.Dial(); err != nil {
-			return nil, fmt.Errorf("device: list: %w", err)
-		}
-		// Listen before the first inventory, so that nothing between the
-		// two goes unseen.
-		if l.netns != 0 {
-			if l.ev = uevent.ListenIfDelivered(); l.ev != nil {
-				l.links, _ = nlwatch.Listen(unix.NETLINK_ROUTE, unix.RTMGRP_LINK)
-			}
-		}
+	if err := l.connect(); err != nil {
+		return nil, fmt.Errorf("device: list: %w", err)
 	}
 	full := l.last == nil || l.ev.Changed()
 	now := time.Now()
@@ -89,18 +76,49 @@ func (l *lister) list() (*Snapshot, error) {
 		}
 		// A device went before its event was read: start again.
 	}
+	if err := l.take(); err != nil {
+		return nil, fmt.Errorf("device: list: %w", err)
+	}
+	return l.last.clone(), nil
+}
+
+// connect makes sure the sockets are open in the calling thread's network
+// namespace; those of another namespace are closed first.
+func (l *lister) connect() error {
+	ns, err := netnsID()
+	if err != nil || ns != l.netns {
+		l.reset()
+		l.netns = ns
+	}
+	if l.nl != nil {
+		return nil
+	}
+	if l.nl, err = nldev.Dial(); err != nil {
+		return err
+	}
+	// Listen before the first inventory, so that nothing between the two
+	// goes unseen.
+	if l.netns != 0 {
+		if l.ev = uevent.ListenIfDelivered(); l.ev != nil {
+			l.links, _ = nlwatch.Listen(unix.NETLINK_ROUTE, unix.RTMGRP_LINK)
+		}
+	}
+	return nil
+}
+
+// take replaces the last snapshot with a whole inventory, of a new
+// generation. Without uevents (l.ev nil) List takes one every time, and
+// the snapshot only serves verbs.
+func (l *lister) take() error {
 	l.last = nil
 	inv, err := l.nl.Inventory()
 	if err != nil {
 		l.reset()
-		return nil, fmt.Errorf("device: list: %w", err)
+		return err
 	}
-	snap := join(l.fs, inv)
-	if l.ev == nil {
-		return snap, nil // nothing would tell when it is stale
-	}
-	l.last = snap
-	return l.last.clone(), nil
+	l.last = join(l.fs, inv)
+	l.gen++
+	return nil
 }
 
 // refreshPorts re-reads the ports that may have changed unseen: all of
@@ -149,7 +167,8 @@ func followsNetdev(d Device) bool {
 	return true
 }
 
-// reset drops the sockets and the last snapshot.
+// reset drops the sockets and the last snapshot; the generation goes on
+// counting, so the next snapshot is of a new one.
 func (l *lister) reset() {
 	if l.nl != nil {
 		l.nl.Close()

@@ -24,4 +24,8 @@
 // ports of hardware drivers). Where those events are not delivered (a
 // network namespace of another user namespace) every call asks the kernel
 // for everything.
+//
+// Package rdma's GetDevices (librdmacm's device list) is built on the
+// same snapshot: the process keeps one RDMA netlink socket and one uevent
+// socket for both.
 package device

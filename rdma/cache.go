@@ -15,6 +15,7 @@ import (
 type cache struct {
 	mu    sync.Mutex
 	src   source
+	gen   uint64 // the source's generation devs is up to date with; 0: none
 	devs  map[ident]*Device
 	lists map[weak.Pointer[*Device]]*listState
 
@@ -31,7 +32,7 @@ type listState struct {
 	freed bool
 }
 
-var global = newCache(&kernelSource{})
+var global = newCache(kernelSource{})
 
 func newCache(src source) *cache {
 	return &cache{src: src, devs: make(map[ident]*Device), lists: make(map[weak.Pointer[*Device]]*listState),
@@ -41,6 +42,11 @@ func newCache(src source) *cache {
 // GetDevices returns every RDMA device of the caller's network namespace,
 // opened and queried, in a slice the caller owns and must pass to
 // FreeDevices. With no device at all the error matches ErrNoDevices.
+//
+// The devices are those of package device's snapshot (device.List),
+// which both packages keep current from the kernel's events over one
+// RDMA netlink socket and one uevent socket; GetDevices opens only the
+// devices it has not seen before.
 func GetDevices() ([]*Device, error) { return global.get() }
 
 // FreeDevices releases a list GetDevices returned: its references are
@@ -89,27 +95,40 @@ func SetLeakReporter(fn func(LeakReport)) {
 
 func reportToStderr(r LeakReport) { fmt.Fprintln(os.Stderr, r) }
 
-// sync brings the cache up to date with the devices present now: new ones
-// are opened, vanished ones marked dead (and closed when unreferenced).
+// sync brings the cache up to date with the devices present now, when
+// the source's generation says they may have changed: new ones are
+// opened, vanished ones marked dead (and closed when unreferenced). A
+// device that failed to open is tried again by the next sync.
 func (c *cache) sync() error {
-	ids, err := c.src.list()
+	gen, present, err := c.src.devices(c.gen)
 	if err != nil {
 		return fmt.Errorf("rdma: get devices: %w", err)
 	}
-	present := make(map[ident]bool, len(ids))
-	for _, id := range ids {
-		present[id] = true
-		if _, ok := c.devs[id]; ok {
+	if gen == c.gen {
+		return nil
+	}
+	ids := make(map[ident]bool, len(present))
+	complete := true
+	for _, dev := range present {
+		id := identOf(dev)
+		ids[id] = true
+		if d, ok := c.devs[id]; ok && !d.dead {
 			continue
 		}
-		d, err := c.src.open(id)
-		if err != nil {
-			continue // as librdmacm: a device that fails to open is skipped
+		if dev.Uverbs == "" {
+			continue // nothing to open until a snapshot names its node
 		}
+		d, err := c.src.open(dev)
+		if err != nil {
+			complete = false // as librdmacm: a device that fails to open is skipped
+			continue
+		}
+		// A dead device of the same identity (one seen again after the
+		// thread came back to its namespace) stays with its lists.
 		c.devs[id] = d
 	}
 	for id, d := range c.devs {
-		if present[id] {
+		if ids[id] || d.dead {
 			continue
 		}
 		d.mu.Lock()
@@ -117,16 +136,23 @@ func (c *cache) sync() error {
 		unused := d.refs == 0
 		d.mu.Unlock()
 		if unused {
-			c.drop(id, d)
+			c.drop(d)
 		}
+	}
+	c.gen = 0
+	if complete {
+		c.gen = gen
 	}
 	return nil
 }
 
 // drop closes a dead, unreferenced device and forgets it.
-func (c *cache) drop(id ident, d *Device) {
+func (c *cache) drop(d *Device) {
 	d.close()
-	delete(c.devs, id)
+	id := ident{d.name, uint32(d.index)}
+	if c.devs[id] == d {
+		delete(c.devs, id)
+	}
 }
 
 func (c *cache) get() ([]*Device, error) {
@@ -199,11 +225,7 @@ func (c *cache) release(st *listState) {
 		last := d.refs == 0 && d.dead
 		d.mu.Unlock()
 		if last {
-			for id, x := range c.devs {
-				if x == d {
-					c.drop(id, d)
-				}
-			}
+			c.drop(d)
 		}
 	}
 }

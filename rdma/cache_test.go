@@ -3,45 +3,62 @@ package rdma
 import (
 	"errors"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/internal/devsnap"
+	"github.com/rdmastack/rdmastack/uverbs"
 )
 
-// fakeSource is a kernel whose devices the test adds and removes.
+// fakeSource is a kernel whose devices the test adds and removes; each
+// change makes a new generation, as package device's snapshot does.
 type fakeSource struct {
 	mu      sync.Mutex
-	present []ident
+	gen     uint64
+	present []uverbs.Device
+	listed  int // how many times devices handed the devices out
+	err     error
 	opened  map[ident]int
 	closed  map[ident]int
 	failing map[string]bool
 }
 
 func newFakeSource(names ...string) *fakeSource {
-	f := &fakeSource{opened: map[ident]int{}, closed: map[ident]int{}, failing: map[string]bool{}}
+	f := &fakeSource{gen: 1, opened: map[ident]int{}, closed: map[ident]int{}, failing: map[string]bool{}}
 	for i, n := range names {
-		f.present = append(f.present, ident{n, uint32(i)})
+		f.present = append(f.present, uverbs.Device{Name: n, Index: uint32(i), Uverbs: "uverbs" + strconv.Itoa(i)})
 	}
 	return f
 }
 
-func (f *fakeSource) list() ([]ident, error) {
+func (f *fakeSource) devices(since uint64) (uint64, []uverbs.Device, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]ident(nil), f.present...), nil
+	if f.err != nil {
+		return 0, nil, f.err
+	}
+	if since == f.gen {
+		return f.gen, nil, nil
+	}
+	f.listed++
+	return f.gen, append([]uverbs.Device(nil), f.present...), nil
 }
 
-func (f *fakeSource) open(id ident) (*Device, error) {
+func (f *fakeSource) open(dev uverbs.Device) (*Device, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	id := identOf(dev)
 	if f.failing[id.name] {
 		return nil, unix.EIO
 	}
 	f.opened[id]++
-	return &Device{name: id.name, index: int64(id.index), close: func() error {
+	return &Device{name: id.name, index: int64(id.index), node: dev.Uverbs, close: func() error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.closed[id]++
@@ -49,12 +66,20 @@ func (f *fakeSource) open(id ident) (*Device, error) {
 	}}, nil
 }
 
+func (f *fakeSource) add(dev uverbs.Device) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.present = append(f.present, dev)
+	f.gen++
+}
+
 func (f *fakeSource) remove(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for i, id := range f.present {
-		if id.name == name {
+	for i, d := range f.present {
+		if d.Name == name {
 			f.present = append(f.present[:i], f.present[i+1:]...)
+			f.gen++
 			return
 		}
 	}
@@ -85,6 +110,9 @@ func TestContract(t *testing.T) {
 	}
 	if src.opened[ident{"rxe0", 0}] != 1 {
 		t.Fatalf("rxe0 opened %d times, want once", src.opened[ident{"rxe0", 0}])
+	}
+	if src.listed != 1 {
+		t.Fatalf("the source handed out its devices %d times for one generation, want once", src.listed)
 	}
 	if c.outstanding() != 2 || l1[0].refs != 2 {
 		t.Fatalf("outstanding %d refs %d", c.outstanding(), l1[0].refs)
@@ -145,9 +173,7 @@ func TestDeviceRemoved(t *testing.T) {
 	}
 
 	// A device that comes back under the same name (new index) is new.
-	src.mu.Lock()
-	src.present = append(src.present, ident{"rxe1", 7})
-	src.mu.Unlock()
+	src.add(uverbs.Device{Name: "rxe1", Index: 7, Uverbs: "uverbs7"})
 	l, _ = c.get()
 	if names(l) != "rxe0,rxe1" || l[1].Dead() || l[1].Index() != 7 {
 		t.Fatalf("re-added device: %v", names(l))
@@ -164,6 +190,125 @@ func TestNoDevices(t *testing.T) {
 	}
 	if c.outstanding() != 0 {
 		t.Fatal("a failed get left a list")
+	}
+}
+
+// TestOpenRetried: a device that failed to open is tried again by the
+// next GetDevices, though the source has not changed.
+func TestOpenRetried(t *testing.T) {
+	src := newFakeSource("rxe0", "rxe1")
+	src.failing["rxe1"] = true
+	c := newCache(src)
+	l, err := c.get()
+	if err != nil || names(l) != "rxe0" {
+		t.Fatalf("get with rxe1 failing: %v %v", names(l), err)
+	}
+	c.free(l)
+	src.mu.Lock()
+	src.failing["rxe1"] = false
+	src.mu.Unlock()
+	l, err = c.get()
+	if err != nil || names(l) != "rxe0,rxe1" {
+		t.Fatalf("get once rxe1 opens: %v %v", names(l), err)
+	}
+	c.free(l)
+	if src.opened[ident{"rxe0", 0}] != 1 || src.opened[ident{"rxe1", 1}] != 1 {
+		t.Fatalf("opened %v, want each device once", src.opened)
+	}
+}
+
+// TestNoUverbsSkipped: a device without a uverbs char device is left out
+// without an attempt to open it, and costs no re-listing.
+func TestNoUverbsSkipped(t *testing.T) {
+	src := newFakeSource("rxe0")
+	src.add(uverbs.Device{Name: "nouverbs0", Index: 5})
+	c := newCache(src)
+	for range 3 {
+		l, err := c.get()
+		if err != nil || names(l) != "rxe0" {
+			t.Fatalf("get: %v %v", names(l), err)
+		}
+		c.free(l)
+	}
+	if src.opened[ident{"nouverbs0", 5}] != 0 || src.listed != 1 {
+		t.Fatalf("nouverbs0 opened %d times, devices listed %d times; want 0 and 1", src.opened[ident{"nouverbs0", 5}], src.listed)
+	}
+}
+
+// TestDeviceBack: a dead device still held whose identity is present
+// again (the thread came back to its namespace) is opened afresh; the
+// dead one stays dead with its list and is closed when that is freed.
+func TestDeviceBack(t *testing.T) {
+	src := newFakeSource("rxe0")
+	c := newCache(src)
+	held, _ := c.get()
+	old := held[0]
+	src.remove("rxe0")
+	if _, err := c.get(); !errors.Is(err, ErrNoDevices) {
+		t.Fatalf("get with rxe0 gone = %v, want ErrNoDevices", err)
+	}
+	src.add(uverbs.Device{Name: "rxe0", Index: 0, Uverbs: "uverbs0"})
+	l, err := c.get()
+	if err != nil || names(l) != "rxe0" || l[0] == old || l[0].Dead() || !old.Dead() {
+		t.Fatalf("rxe0 back: %v %v; new %p dead %v, old %p dead %v", names(l), err, l[0], l[0].Dead(), old, old.Dead())
+	}
+	c.free(held)
+	if src.closed[ident{"rxe0", 0}] != 1 {
+		t.Fatalf("closed %d times after the dead one's list was freed, want 1", src.closed[ident{"rxe0", 0}])
+	}
+	c.free(l)
+	if again, _ := c.get(); len(again) != 1 || again[0] != l[0] {
+		t.Fatal("freeing the dead device's list dropped its successor")
+	} else {
+		c.free(again)
+	}
+	if src.closed[ident{"rxe0", 0}] != 1 {
+		t.Fatal("the live device was closed")
+	}
+}
+
+// TestSourceError: the source's error comes back naming the operation,
+// and leaves no list.
+func TestSourceError(t *testing.T) {
+	src := newFakeSource("rxe0")
+	src.err = unix.EPERM
+	c := newCache(src)
+	_, err := c.get()
+	if !errors.Is(err, unix.EPERM) || !strings.Contains(err.Error(), "get devices") {
+		t.Fatalf("get = %v, want EPERM naming get devices", err)
+	}
+	if c.outstanding() != 0 {
+		t.Fatal("a failed get left a list")
+	}
+}
+
+// TestKernelSourceIsDevice: the kernel source is package device's
+// snapshot (devsnap.Verbs, which device sets when it is initialized),
+// asked with the generation the cache last brought itself up to: the
+// cache has no socket of its own. (It replaces devsnap.Verbs: no test of
+// this package runs in parallel.)
+func TestKernelSourceIsDevice(t *testing.T) {
+	if devsnap.Verbs == nil {
+		t.Fatal("package device did not set devsnap.Verbs")
+	}
+	saved := devsnap.Verbs
+	t.Cleanup(func() { devsnap.Verbs = saved })
+	var asked []uint64
+	devsnap.Verbs = func(since uint64) (uint64, []uverbs.Device, error) {
+		asked = append(asked, since)
+		if since == 4 {
+			return 4, nil, nil
+		}
+		return 4, []uverbs.Device{{Name: "nouverbs0", Index: 2}}, nil
+	}
+	c := newCache(kernelSource{})
+	for range 2 {
+		if _, err := c.get(); !errors.Is(err, ErrNoDevices) {
+			t.Fatalf("get with only a device without uverbs = %v, want ErrNoDevices", err)
+		}
+	}
+	if !slices.Equal(asked, []uint64{0, 4}) {
+		t.Fatalf("devsnap.Verbs asked with %v, want [0 4]", asked)
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +79,38 @@ func openFDs(t *testing.T) int {
 	return len(ents)
 }
 
+// fdTargets maps each of the process's open fds to what it refers to.
+func fdTargets(t *testing.T) map[string]string {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, e := range ents {
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil {
+			m[e.Name()] = target
+		}
+	}
+	return m
+}
+
+// fdChanges says which fds differ between two fdTargets.
+func fdChanges(before, after map[string]string) string {
+	var s []string
+	for fd, target := range after {
+		if before[fd] != target {
+			s = append(s, "+"+fd+"="+target)
+		}
+	}
+	for fd, target := range before {
+		if after[fd] != target {
+			s = append(s, "-"+fd+"="+target)
+		}
+	}
+	sort.Strings(s)
+	return strings.Join(s, " ")
+}
+
 // TestIntegrationCyclesDoNotLeak: 10,000 GetDevices/FreeDevices cycles
 // leave the open fds, the goroutines and the outstanding lists unchanged.
 func TestIntegrationCyclesDoNotLeak(t *testing.T) {
@@ -122,7 +156,7 @@ func TestIntegrationDeleteWhileHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	FreeDevices(warm)
-	fds := openFDs(t)
+	fds := fdTargets(t)
 	testenv.Dummy(t, "rdmstgone0")
 	if err := c.AddLink("rxegone0", nldev.LinkRXE, "rdmstgone0"); err != nil {
 		t.Fatal(err)
@@ -152,8 +186,9 @@ func TestIntegrationDeleteWhileHeld(t *testing.T) {
 			deleted <- err
 			return
 		}
-		defer del.Close()
-		deleted <- del.DeleteLink(nd.Index)
+		err = del.DeleteLink(nd.Index)
+		del.Close() // before the send: the fds are counted once it is received
+		deleted <- err
 	}()
 
 	// The kernel unlists the device at once, then waits for its contexts.
@@ -196,8 +231,8 @@ func TestIntegrationDeleteWhileHeld(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("DeleteLink still waits after the last reference was released")
 	}
-	if got := openFDs(t); got != fds {
-		t.Errorf("open fds %d -> %d after the dead device was released", fds, got)
+	if got := fdTargets(t); len(got) != len(fds) {
+		t.Errorf("open fds %d -> %d after the dead device was released: %s", len(fds), len(got), fdChanges(fds, got))
 	}
 }
 

@@ -3,18 +3,22 @@ package rdma
 import (
 	"fmt"
 
-	"github.com/rdmastack/rdmastack/internal/uevent"
-	"github.com/rdmastack/rdmastack/nldev"
+	// Package device keeps the process's one snapshot of its RDMA devices,
+	// current from the kernel's events, and sets devsnap.Verbs to it.
+	_ "github.com/rdmastack/rdmastack/device"
+	"github.com/rdmastack/rdmastack/internal/devsnap"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
-// source enumerates devices and opens them; the kernel is one, tests give
-// a fake.
+// source tells the cache which devices are present and opens them; the
+// kernel is one, tests give a fake.
 type source interface {
-	// list returns the identities of the devices present now.
-	list() ([]ident, error)
+	// devices returns the generation of what is present and, when it is
+	// not since, the devices present now. A new generation means they may
+	// have changed; generations start at 1.
+	devices(since uint64) (gen uint64, devs []uverbs.Device, err error)
 	// open opens and queries one device (the device and every port).
-	open(id ident) (*Device, error)
+	open(dev uverbs.Device) (*Device, error)
 }
 
 // ident is what tells devices apart across enumerations: a device that
@@ -24,79 +28,20 @@ type ident struct {
 	index uint32
 }
 
-// kernelSource asks RDMA netlink, over one socket kept for the process,
-// and GET_CHARDEV only for devices not seen before. It enumerates (one GET
-// dump) on the first call and afterwards only when the kernel's uevents
-// say an RDMA device or character device came, went, was renamed or moved
-// (the uverbs node of a device being unregistered goes before the kernel
-// waits for its contexts, so a device held open is still seen to go).
-// Where uevents do not reach the caller's namespace, or the socket for
-// them cannot be had, every call enumerates.
-type kernelSource struct {
-	c    *nldev.Client
-	ev   *uevent.Conn // nil: enumerate every time
-	last []ident      // the last enumeration; nil: none valid
+func identOf(dev uverbs.Device) ident { return ident{dev.Name, dev.Index} }
+
+// kernelSource is package device's snapshot and its sockets, which it
+// keeps current from the kernel's uevents (the uverbs node of a device
+// being unregistered goes before the kernel waits for its contexts, so a
+// device held open is still seen to go). The cache opens no socket of its
+// own: one RDMA netlink socket and one uevent socket serve both packages.
+type kernelSource struct{}
+
+func (kernelSource) devices(since uint64) (uint64, []uverbs.Device, error) {
+	return devsnap.Verbs(since)
 }
 
-func (k *kernelSource) client() (*nldev.Client, error) {
-	if k.c == nil {
-		c, err := nldev.Dial()
-		if err != nil {
-			return nil, err
-		}
-		k.c = c
-		// Listen before the first enumeration, so that nothing between
-		// the two goes unseen.
-		k.ev = uevent.ListenIfDelivered()
-	}
-	return k.c, nil
-}
-
-// reset drops the sockets and the last enumeration: the next call starts
-// afresh.
-func (k *kernelSource) reset() {
-	k.c.Close()
-	k.ev.Close()
-	k.c, k.ev, k.last = nil, nil, nil
-}
-
-func (k *kernelSource) list() ([]ident, error) {
-	c, err := k.client()
-	if err != nil {
-		return nil, err
-	}
-	if k.last != nil && !k.ev.Changed() {
-		return k.last, nil
-	}
-	k.last = nil
-	devs, err := c.Devices()
-	if err != nil {
-		k.reset()
-		return nil, err
-	}
-	ids := make([]ident, len(devs))
-	for i, d := range devs {
-		ids[i] = ident{d.Name, d.Index}
-	}
-	k.last = ids
-	return ids, nil
-}
-
-func (k *kernelSource) open(id ident) (*Device, error) {
-	c, err := k.client()
-	if err != nil {
-		return nil, err
-	}
-	nd, err := c.Device(id.index)
-	if err != nil {
-		return nil, err
-	}
-	ch, err := c.UverbsChardev(id.index)
-	if err != nil {
-		return nil, err
-	}
-	return openDevice(uverbs.NewDevice(nd, &ch))
-}
+func (kernelSource) open(dev uverbs.Device) (*Device, error) { return openDevice(dev) }
 
 // openDevice opens a device and queries it and its ports, as librdmacm's
 // ucma_init_device does.
