@@ -2,9 +2,12 @@ package uverbs
 
 import (
 	"encoding/binary"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
@@ -110,5 +113,57 @@ func TestSendWQELayout(t *testing.T) {
 	}
 	if p := atomic.LoadUint32(&q.hdr.ProducerIndex); p != 2 {
 		t.Fatalf("producer index %d after two posts", p)
+	}
+}
+
+// TestMapQueueRefusesWrappingMask: a header whose mask is 0xffffffff
+// (mask+1 wraps to 0, a "power of two" of no size in 32 bits) or
+// otherwise describes more than the mapping is refused with EPROTO, and
+// the mapping is undone; a sound header maps.
+func TestMapQueueRefusesWrappingMask(t *testing.T) {
+	fd, err := unix.MemfdCreate("rxe-queue", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Context{k: fdKernel{fd}, objects: map[uint64]any{}}
+	t.Cleanup(func() { c.Close() })
+	if err := unix.Ftruncate(fd, 2<<12); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mask, shift uint32
+		ok          bool
+	}{
+		{0xffffffff, 0, false},
+		{0xffffffff, 6, false},
+		{0x7fffffff, 0, false},
+		{0x3f, 6, true}, // 64 slots of 64 bytes: just fits beside the header
+		{0x3f, 7, false},
+		{0x5, 6, false}, // not a power of two
+		{0x3, 21, false},
+	} {
+		var hdr abi.RxeQueueBuf
+		hdr.IndexMask, hdr.Log2ElemSize = tc.mask, tc.shift
+		b := make([]byte, queueHdrSize)
+		copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&hdr)), queueHdrSize))
+		if _, err := unix.Pwrite(fd, b, 0); err != nil {
+			t.Fatal(err)
+		}
+		// The test header's elements start at queueHdrSize: size the
+		// mapping so that 64×64 bytes fit exactly.
+		q, err := mapRxeQueue(c, "cq", abi.MmInfo{Size: uint32(queueHdrSize + 64<<6)})
+		if tc.ok {
+			if err != nil {
+				t.Fatalf("mask %#x shift %d: %v", tc.mask, tc.shift, err)
+			}
+			if err := q.unmap(); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if !errors.Is(err, unix.EPROTO) {
+			q.unmap()
+			t.Fatalf("mask %#x shift %d: %v, want EPROTO", tc.mask, tc.shift, err)
+		}
 	}
 }
