@@ -16,10 +16,11 @@ import (
 // the CQs bound to it report completion events. Waits for events go
 // through Go's netpoller: a waiting goroutine is parked and holds no P.
 type CompChannel struct {
-	ctx *Context
-	fd  *waitfd.FD
-	cqs atomic.Pointer[[]*CQ] // the CQs bound to the channel (copied on write)
-	mu  sync.Mutex            // serializes writers of cqs
+	ctx     *Context
+	fd      *waitfd.FD
+	cqs     atomic.Pointer[[]*CQ] // the CQs bound to the channel (copied on write)
+	mu      sync.Mutex            // serializes writers of cqs
+	readers atomic.Int64          // GetEvent and TryGetEvent calls in flight (comp_hint.go)
 }
 
 // CreateCompChannel creates a completion channel.
@@ -39,35 +40,6 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	ch.cqs.Store(new([]*CQ))
 	fd.SetHint(ch.mayHaveEvent, ch.empty)
 	return ch, nil
-}
-
-// A wait for events need not read before it parks when no CQ bound to
-// the channel can have raised an event yet (waitfd.FD.SetHint): every CQ
-// is unarmed, or armed once with no completion since. On Soft-RoCE under
-// Linux 6.12 that spares most waits a read(2) that would find nothing:
-// the completion comes from a workqueue after the waiter sleeps.
-const maxHintCQs = 4 // more CQs on one channel: always read first
-
-func (ch *CompChannel) mayHaveEvent() bool {
-	cqs := *ch.cqs.Load()
-	if len(cqs) > maxHintCQs {
-		return true
-	}
-	for _, cq := range cqs {
-		if cq.mayHaveEvent() {
-			return true
-		}
-	}
-	return false
-}
-
-// empty: nothing is queued, so no CQ has more than the one arm the
-// kernel keeps pending.
-func (ch *CompChannel) empty() {
-	for _, cq := range *ch.cqs.Load() {
-		for n := cq.arms.Load(); n > 1 && !cq.arms.CompareAndSwap(n, 1); n = cq.arms.Load() {
-		}
-	}
 }
 
 func (ch *CompChannel) bind(cq *CQ, add bool) {
@@ -106,6 +78,8 @@ func (ch *CompChannel) FD() int { return ch.fd.Num() }
 // ibv_get_cq_event, acknowledge it, re-arm, and poll; a poll that then
 // finds nothing is normal.
 func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
+	ch.readers.Add(1)
+	defer ch.readers.Add(-1)
 	var desc abi.CompEventDesc
 	b := abi.Bytes(&desc)
 	n, err := ch.fd.Read(ctx, b)
@@ -115,6 +89,8 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 // TryGetEvent is GetEvent without the wait: ok is false when no event is
 // queued.
 func (ch *CompChannel) TryGetEvent() (cq *CQ, ok bool, err error) {
+	ch.readers.Add(1)
+	defer ch.readers.Add(-1)
 	var desc abi.CompEventDesc
 	b := abi.Bytes(&desc)
 	n, ok, err := ch.fd.TryRead(b)
@@ -136,8 +112,7 @@ func (ch *CompChannel) event(desc abi.CompEventDesc, n, want int, err error) (*C
 	cq, _ := ch.ctx.lookup(desc.CqHandle).(*CQ)
 	if cq != nil {
 		cq.events.Add(1)
-		for n := cq.arms.Load(); n > 0 && !cq.arms.CompareAndSwap(n, n-1); n = cq.arms.Load() {
-		}
+		cq.hint.countRead()
 	}
 	return cq, nil
 }

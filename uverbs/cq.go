@@ -20,11 +20,7 @@ type CQ struct {
 	events     atomic.Uint64 // completion events GetEvent returned
 	acked      atomic.Uint64 // of which acknowledged (AckEvents)
 
-	// For the channel's wait hint: arms since the last event read (each
-	// raises at most one event), and the completions the CQ had before
-	// the last arm, as the provider counts them.
-	arms    atomic.Int32
-	armedAt atomic.Uint32
+	hint armHint // the CQ's part in its channel's wait hint
 }
 
 // CQAttr is what CreateCQ needs.
@@ -110,23 +106,11 @@ func (cq *CQ) RequestNotify(solicitedOnly bool) error {
 		return cq.fail("req notify cq", errNoDataPath)
 	}
 	// Count the arm before it is made, so that a wait never takes the
-	// channel for empty while this arm's event may be queued.
-	cq.armedAt.Store(cq.ops.produced())
-	cq.arms.Add(1)
+	// channel for empty while this arm's event may be queued
+	// (comp_hint.go).
+	cq.hint.arming(cq.ops.produced())
+	defer cq.hint.armed()
 	return cq.ops.requestNotify(solicitedOnly)
-}
-
-// mayHaveEvent reports whether the CQ may have raised an event that is
-// not read yet: it was armed more than once since the last event read,
-// or once and a completion came since.
-func (cq *CQ) mayHaveEvent() bool {
-	switch n := cq.arms.Load(); {
-	case n == 0:
-		return false
-	case n > 1 || cq.ops == nil:
-		return true
-	}
-	return cq.ops.produced() != cq.armedAt.Load()
 }
 
 // AckEvents acknowledges n events GetEvent returned for this CQ
