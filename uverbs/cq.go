@@ -3,6 +3,7 @@ package uverbs
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
@@ -20,7 +21,9 @@ type CQ struct {
 	events     atomic.Uint64 // completion events GetEvent returned
 	acked      atomic.Uint64 // of which acknowledged (AckEvents)
 
-	hint armHint // the CQ's part in its channel's wait hint
+	hint    armHint                    // the CQ's part in its channel's wait hint
+	drains  atomic.Pointer[[]*drainer] // the Drains waiting for markers on this CQ (copied on write)
+	drainMu sync.Mutex                 // serializes writers of drains
 }
 
 // CQAttr is what CreateCQ needs.

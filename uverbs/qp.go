@@ -3,6 +3,7 @@ package uverbs
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
@@ -37,7 +38,8 @@ type QP struct {
 	sendCQ     *CQ
 	recvCQ     *CQ
 	srq        *SRQ
-	ops        qpOps // the provider's; nil on a context without a char device
+	ops        qpOps       // the provider's; nil on a context without a char device
+	draining   atomic.Bool // a Drain is in progress
 }
 
 // CreateQP creates a queue pair in pd.

@@ -167,3 +167,53 @@ func TestMapQueueRefusesWrappingMask(t *testing.T) {
 		}
 	}
 }
+
+// TestPollHandsMarkersToDrain: a Poll that finds the marker of a Drain
+// in progress keeps it out of its results and tells the Drain; markers of
+// a QP no Drain waits for, and the other completions, are returned in
+// order.
+func TestPollHandsMarkersToDrain(t *testing.T) {
+	q, _ := fakeQueue(t, 8, 6)
+	put := func(id uint64, qpn uint32) {
+		prod, _ := q.produce()
+		*(*abi.UverbsWc)(q.elem(prod)) = abi.UverbsWc{WrID: id, QpNum: qpn}
+		q.publish(prod)
+	}
+	put(1, 5)
+	put(DrainWRID, 5)
+	put(2, 6)
+	put(DrainWRID+1, 7) // no Drain of QP 7
+	put(DrainWRID+1, 5)
+	cq := &CQ{object: object{ctx: &Context{}, kind: "cq"}}
+	x := &rxeCQ{cq: cq, q: q}
+	cq.ops = x
+	d := &drainer{qpn: 5, wake: make(chan struct{}, 1)}
+	cq.addDrainer(d)
+	wc := make([]WC, 3)
+	n, err := x.poll(wc)
+	if err != nil || n != 3 {
+		t.Fatalf("Poll = %d, %v", n, err)
+	}
+	if wc[0].ID != 1 || wc[1].ID != 2 || wc[2].ID != DrainWRID+1 || wc[2].QPNum != 7 {
+		t.Fatalf("polled %+v", wc[:n])
+	}
+	if !d.send.Load() || d.recv.Load() {
+		t.Fatalf("drain saw send %v, recv %v after the first poll", d.send.Load(), d.recv.Load())
+	}
+	select {
+	case <-d.wake:
+	default:
+		t.Fatal("the drain was not woken")
+	}
+	if n, err := x.poll(wc); err != nil || n != 0 || !d.done() {
+		t.Fatalf("second Poll = %d, %v; drain done %v", n, err, d.done())
+	}
+	if got := x.produced(); got != 5 {
+		t.Fatalf("produced %d, want the 5 completions, markers included", got)
+	}
+	cq.removeDrainer(d)
+	put(DrainWRID, 5) // a marker that comes after its Drain gave up
+	if n, _ := x.poll(wc); n != 1 || wc[0].ID != DrainWRID {
+		t.Fatalf("a marker without its Drain: %d, %+v", n, wc[0])
+	}
+}
