@@ -2,7 +2,9 @@ package uverbs
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -23,7 +25,8 @@ type CompChannel struct {
 	readers atomic.Int64          // GetEvent and TryGetEvent calls in flight (comp_hint.go)
 }
 
-// CreateCompChannel creates a completion channel.
+// CreateCompChannel creates a completion channel. The context's Close
+// closes it too (the kernel gives its readers EIO from then on).
 func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	const op = "create comp channel"
 	var req abi.CreateCompChannel
@@ -39,6 +42,10 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	ch := &CompChannel{ctx: c, fd: fd}
 	ch.cqs.Store(new([]*CQ))
 	fd.SetHint(ch.mayHaveEvent, ch.empty)
+	if err := c.adoptChannel(op, ch); err != nil {
+		fd.Close()
+		return nil, err
+	}
 	return ch, nil
 }
 
@@ -70,8 +77,8 @@ func (ch *CompChannel) FD() int { return ch.fd.Num() }
 // It returns an error matching context.Canceled when ctx is cancelled,
 // one matching os.ErrDeadlineExceeded (and context.DeadlineExceeded) when
 // ctx's deadline passes, and one matching os.ErrClosed when the channel
-// is closed, before or during the wait. Several goroutines may wait at
-// once; each event goes to one of them.
+// is closed, or its context, before or during the wait. Several
+// goroutines may wait at once; each event goes to one of them.
 //
 // An event can be stale: a CQ armed and then polled may already have
 // handed over the completion that raised the event. As with
@@ -104,6 +111,13 @@ func (ch *CompChannel) TryGetEvent() (cq *CQ, ok bool, err error) {
 func (ch *CompChannel) event(desc abi.CompEventDesc, n, want int, err error) (*CQ, error) {
 	const op = "get cq event"
 	if err != nil {
+		// The context's Close marks the kernel's channel closed before
+		// this package closes the fd: a wait then sees EPOLLERR ("not
+		// pollable") or a read EIO.
+		if ch.ctx.isClosed() && !errors.Is(err, os.ErrClosed) && !errors.Is(err, context.Canceled) &&
+			!errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("%w: %w", errClosed, err)
+		}
 		return nil, ch.ctx.wrapCmd(op, err)
 	}
 	if n != want {
@@ -119,7 +133,13 @@ func (ch *CompChannel) event(desc abi.CompEventDesc, n, want int, err error) (*C
 
 // Close closes the channel's fd and wakes every GetEvent waiting on it.
 // The kernel keeps the channel until the CQs bound to it are destroyed.
-// Safe to call more than once.
+// Safe to call more than once, and concurrently.
 func (ch *CompChannel) Close() error {
+	ch.ctx.unregisterChannel(ch)
+	return ch.release()
+}
+
+// release closes the fd: Close, and the context's Close.
+func (ch *CompChannel) release() error {
 	return wrap(ch.ctx.dev.Name, "close comp channel", ch.fd.Close())
 }

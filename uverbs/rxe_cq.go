@@ -20,7 +20,8 @@ type rxeCQ struct {
 	notify [2][]byte // REQ_NOTIFY_CQ for all (0) and solicited-only (1) completions
 	polled uint32    // completions Poll has taken (modulo 2^32)
 	polls  uint32    // Poll calls but Drain's own (modulo 2^32): tells Drain another goroutine polls
-	closed bool
+	closed bool      // the data path is closed: the CQ is destroyed, or about to be unmapped
+	gone   bool      // unmapped
 }
 
 func (rxeProvider) newCQ(cq *CQ) (cqOps, error) {
@@ -145,11 +146,29 @@ func (x *rxeCQ) resized() error {
 func (x *rxeCQ) release() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.closed {
+	return x.releaseLocked()
+}
+
+func (x *rxeCQ) releaseLocked() error {
+	x.closed = true
+	if x.gone {
 		return nil
 	}
-	x.closed = true
+	x.gone = true
 	err := x.q.unmap()
 	x.page.free()
+	return err
+}
+
+// destroyQuiet runs the CQ's destroy with no poll or arm in flight, and
+// closes the data path if it succeeded (see quiescer).
+func (x *rxeCQ) destroyQuiet(destroy func() error) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return nil // released with its context: the kernel's CQ is gone
+	}
+	err := destroy()
+	x.closed = destroyed(err) // unmapped by release
 	return err
 }
