@@ -43,9 +43,10 @@ type QP struct {
 }
 
 // CreateQP creates a queue pair in pd. It may run concurrently with the
-// Close of the PD, CQs or SRQ it names, and of the context: the QP is
-// made (and those Closes then fail with EBUSY, or wait for it), or it is
-// not and the error matches os.ErrClosed.
+// Close of the PD, CQs or SRQ it names, and of the context: either the
+// QP is made (a Close of what it names waits for the creation and then
+// fails with EBUSY while the QP lives), or it is not and the error
+// matches os.ErrClosed.
 func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 	c := pd.ctx
 	const op = "create qp"
