@@ -74,9 +74,11 @@ func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 	if attr.Port == 0 {
 		return nil, invalid(c.dev.Name, op, "ports are numbered from 1")
 	}
-	if err := pd.live(op); err != nil {
+	done, err := pd.use(op)
+	if err != nil {
 		return nil, err
 	}
+	defer done()
 	req := abi.CreateAh{PdHandle: pd.handle, Attr: attr.abi()}
 	var resp abi.CreateAhResp
 	drv := make([]byte, driverData(c.dev.DriverID).createAHOut)
@@ -84,7 +86,7 @@ func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
 		return nil, err
 	}
-	ah := &AH{object: object{ctx: c, handle: resp.AhHandle}}
+	ah := &AH{object: object{ctx: c, handle: resp.AhHandle, kind: "ah"}}
 	if c.dev.DriverID == ib.DriverRXE && len(drv) >= 4 {
 		ah.ahNum = abi.Decode[abi.RxeCreateAhResp](drv).AhNum
 	}
@@ -98,7 +100,8 @@ func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 	return ah, nil
 }
 
-// Close destroys the address handle. Safe to call more than once.
+// Close destroys the address handle. Safe to call more than once, and
+// concurrently.
 func (ah *AH) Close() error {
 	return ah.destroy(func() error {
 		req := abi.DestroyAh{AhHandle: ah.handle}

@@ -2,7 +2,9 @@ package uverbs
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -16,13 +18,15 @@ import (
 // the CQs bound to it report completion events. Waits for events go
 // through Go's netpoller: a waiting goroutine is parked and holds no P.
 type CompChannel struct {
-	ctx *Context
-	fd  *waitfd.FD
-	cqs atomic.Pointer[[]*CQ] // the CQs bound to the channel (copied on write)
-	mu  sync.Mutex            // serializes writers of cqs
+	ctx     *Context
+	fd      *waitfd.FD
+	cqs     atomic.Pointer[[]*CQ] // the CQs bound to the channel (copied on write)
+	mu      sync.Mutex            // serializes writers of cqs
+	readers atomic.Int64          // GetEvent and TryGetEvent calls in flight (comp_hint.go)
 }
 
-// CreateCompChannel creates a completion channel.
+// CreateCompChannel creates a completion channel. The context's Close
+// closes it too (the kernel gives its readers EIO from then on).
 func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	const op = "create comp channel"
 	var req abi.CreateCompChannel
@@ -38,36 +42,11 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	ch := &CompChannel{ctx: c, fd: fd}
 	ch.cqs.Store(new([]*CQ))
 	fd.SetHint(ch.mayHaveEvent, ch.empty)
+	if err := c.adoptChannel(op, ch); err != nil {
+		fd.Close()
+		return nil, err
+	}
 	return ch, nil
-}
-
-// A wait for events need not read before it parks when no CQ bound to
-// the channel can have raised an event yet (waitfd.FD.SetHint): every CQ
-// is unarmed, or armed once with no completion since. On Soft-RoCE under
-// Linux 6.12 that spares most waits a read(2) that would find nothing:
-// the completion comes from a workqueue after the waiter sleeps.
-const maxHintCQs = 4 // more CQs on one channel: always read first
-
-func (ch *CompChannel) mayHaveEvent() bool {
-	cqs := *ch.cqs.Load()
-	if len(cqs) > maxHintCQs {
-		return true
-	}
-	for _, cq := range cqs {
-		if cq.mayHaveEvent() {
-			return true
-		}
-	}
-	return false
-}
-
-// empty: nothing is queued, so no CQ has more than the one arm the
-// kernel keeps pending.
-func (ch *CompChannel) empty() {
-	for _, cq := range *ch.cqs.Load() {
-		for n := cq.arms.Load(); n > 1 && !cq.arms.CompareAndSwap(n, 1); n = cq.arms.Load() {
-		}
-	}
 }
 
 func (ch *CompChannel) bind(cq *CQ, add bool) {
@@ -98,14 +77,16 @@ func (ch *CompChannel) FD() int { return ch.fd.Num() }
 // It returns an error matching context.Canceled when ctx is cancelled,
 // one matching os.ErrDeadlineExceeded (and context.DeadlineExceeded) when
 // ctx's deadline passes, and one matching os.ErrClosed when the channel
-// is closed, before or during the wait. Several goroutines may wait at
-// once; each event goes to one of them.
+// is closed, or its context, before or during the wait. Several
+// goroutines may wait at once; each event goes to one of them.
 //
 // An event can be stale: a CQ armed and then polled may already have
 // handed over the completion that raised the event. As with
 // ibv_get_cq_event, acknowledge it, re-arm, and poll; a poll that then
 // finds nothing is normal.
 func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
+	ch.readers.Add(1)
+	defer ch.readers.Add(-1)
 	var desc abi.CompEventDesc
 	b := abi.Bytes(&desc)
 	n, err := ch.fd.Read(ctx, b)
@@ -115,6 +96,8 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 // TryGetEvent is GetEvent without the wait: ok is false when no event is
 // queued.
 func (ch *CompChannel) TryGetEvent() (cq *CQ, ok bool, err error) {
+	ch.readers.Add(1)
+	defer ch.readers.Add(-1)
 	var desc abi.CompEventDesc
 	b := abi.Bytes(&desc)
 	n, ok, err := ch.fd.TryRead(b)
@@ -128,6 +111,13 @@ func (ch *CompChannel) TryGetEvent() (cq *CQ, ok bool, err error) {
 func (ch *CompChannel) event(desc abi.CompEventDesc, n, want int, err error) (*CQ, error) {
 	const op = "get cq event"
 	if err != nil {
+		// The context's Close marks the kernel's channel closed before
+		// this package closes the fd: a wait then sees EPOLLERR ("not
+		// pollable") or a read EIO.
+		if ch.ctx.isClosed() && !errors.Is(err, os.ErrClosed) && !errors.Is(err, context.Canceled) &&
+			!errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("%w: %w", errClosed, err)
+		}
 		return nil, ch.ctx.wrapCmd(op, err)
 	}
 	if n != want {
@@ -136,15 +126,20 @@ func (ch *CompChannel) event(desc abi.CompEventDesc, n, want int, err error) (*C
 	cq, _ := ch.ctx.lookup(desc.CqHandle).(*CQ)
 	if cq != nil {
 		cq.events.Add(1)
-		for n := cq.arms.Load(); n > 0 && !cq.arms.CompareAndSwap(n, n-1); n = cq.arms.Load() {
-		}
+		cq.hint.countRead()
 	}
 	return cq, nil
 }
 
 // Close closes the channel's fd and wakes every GetEvent waiting on it.
 // The kernel keeps the channel until the CQs bound to it are destroyed.
-// Safe to call more than once.
+// Safe to call more than once, and concurrently.
 func (ch *CompChannel) Close() error {
+	ch.ctx.unregisterChannel(ch)
+	return ch.release()
+}
+
+// release closes the fd: Close, and the context's Close.
+func (ch *CompChannel) release() error {
 	return wrap(ch.ctx.dev.Name, "close comp channel", ch.fd.Close())
 }

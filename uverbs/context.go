@@ -22,9 +22,10 @@ type Context struct {
 	dev    Device
 	driver uint32
 
-	mu     sync.RWMutex // held for reading by every command, for writing by Close
-	k      kernel
-	closed bool
+	mu      sync.RWMutex // held for reading by every command, for writing by Close
+	closeMu sync.Mutex   // held across Close, so that a second Close returns when all is undone
+	k       kernel
+	closed  bool
 
 	// ioctlOK: the kernel has the ioctl framework; invokeWrite: it runs
 	// write() commands through it (UVERBS_METHOD_INVOKE_WRITE).
@@ -38,7 +39,8 @@ type Context struct {
 	noMethod       atomic.Uint64 // bit n: the kernel lacks the ioctl method of write() command n
 
 	nextHandle uint64
-	objects    map[uint64]any // user_handle -> *QP, *CQ, *SRQ, for async events
+	objects    map[uint64]any            // user_handle -> *QP, *CQ, *SRQ, for async events
+	channels   map[*CompChannel]struct{} // closed with the context
 }
 
 // Interface says how a context talks to the kernel.
@@ -234,9 +236,14 @@ func (c *Context) QueryContext() (numCompVectors int, core CoreSupport, err erro
 }
 
 // Close destroys the context and, with it, every object created through
-// it, and unmaps their queues; waiters for its async events are woken. It
-// is safe to call more than once.
+// it, and unmaps their queues; waiters for its async events and on its
+// completion channels are woken (with an error matching os.ErrClosed).
+// It is safe to call more than once and concurrently with any other use
+// of the context and its objects: a creation it overtakes fails with an
+// error matching os.ErrClosed and leaves nothing behind.
 func (c *Context) Close() error {
+	c.closeMu.Lock()
+	defer c.closeMu.Unlock()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -248,15 +255,22 @@ func (c *Context) Close() error {
 		errs = append(errs, c.events.Close())
 	}
 	errs = append(errs, c.k.close())
-	objs := c.objects
-	c.objects = nil
-	c.mu.Unlock()
-	// The kernel objects died with the fd; their mappings are released
-	// outside c.mu, as a post holds its queue's lock while it takes c.mu.
-	for _, o := range objs {
+	var owned []interface{ release() error }
+	for _, o := range c.objects {
 		if r, ok := o.(interface{ release() error }); ok {
-			errs = append(errs, r.release())
+			owned = append(owned, r)
 		}
+	}
+	for ch := range c.channels {
+		owned = append(owned, ch)
+	}
+	c.objects, c.channels = nil, nil
+	c.mu.Unlock()
+	// The kernel objects died with the fd; their mappings are released,
+	// and the completion channels closed, outside c.mu, as a post holds
+	// its queue's lock while it takes c.mu.
+	for _, r := range owned {
+		errs = append(errs, r.release())
 	}
 	return wrap(c.dev.Name, "close", errors.Join(errs...))
 }
@@ -302,16 +316,50 @@ func (c *Context) writeLocked(w *abi.WriteCmd) error {
 	return c.k.ioctl(call, c.driver)
 }
 
-// register remembers an object under a fresh user handle, for async
-// events.
-func (c *Context) register(obj any) uint64 {
+// newHandle is a fresh user handle, for the create command of an object
+// that async events name (a CQ, QP or SRQ).
+func (c *Context) newHandle() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.nextHandle++
-	if c.objects != nil {
-		c.objects[c.nextHandle] = obj
-	}
 	return c.nextHandle
+}
+
+// adopt makes obj, fully made (its queues mapped), one of the context's
+// objects under handle h: async events find it, and the context's Close
+// releases it. It fails when the context was closed since the object was
+// created: the kernel destroyed the object with the context, and the
+// creator releases what it mapped itself. Either the creator or Close
+// releases, never both nor neither: both decide under c.mu.
+func (c *Context) adopt(op string, h uint64, obj any) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return wrap(c.dev.Name, op, errClosed)
+	}
+	c.objects[h] = obj
+	return nil
+}
+
+// adoptChannel is adopt for a completion channel, which the context's
+// Close closes.
+func (c *Context) adoptChannel(op string, ch *CompChannel) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return wrap(c.dev.Name, op, errClosed)
+	}
+	if c.channels == nil {
+		c.channels = map[*CompChannel]struct{}{}
+	}
+	c.channels[ch] = struct{}{}
+	return nil
+}
+
+func (c *Context) unregisterChannel(ch *CompChannel) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.channels, ch)
 }
 
 func (c *Context) unregister(h uint64) {

@@ -3,6 +3,7 @@ package uverbs
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
@@ -20,11 +21,9 @@ type CQ struct {
 	events     atomic.Uint64 // completion events GetEvent returned
 	acked      atomic.Uint64 // of which acknowledged (AckEvents)
 
-	// For the channel's wait hint: arms since the last event read (each
-	// raises at most one event), and the completions the CQ had before
-	// the last arm, as the provider counts them.
-	arms    atomic.Int32
-	armedAt atomic.Uint32
+	hint    armHint                    // the CQ's part in its channel's wait hint
+	drains  atomic.Pointer[[]*drainer] // the Drains waiting for markers on this CQ (copied on write)
+	drainMu sync.Mutex                 // serializes writers of drains
 }
 
 // CQAttr is what CreateCQ needs.
@@ -37,7 +36,8 @@ type CQAttr struct {
 // CreateCQ creates a completion queue and maps it for its driver's data
 // path. A device whose driver has no provider gives an error matching
 // ErrNoProvider (and ErrNotSupported) that names the driver, before
-// anything is sent.
+// anything is sent. A CQ whose context or channel is closed meanwhile
+// is not made: the error matches os.ErrClosed.
 func (c *Context) CreateCQ(attr CQAttr) (*CQ, error) {
 	const op = "create cq"
 	if attr.CQE < 1 || attr.CQE > 1<<31-1 || attr.CompVector < 0 {
@@ -47,8 +47,7 @@ func (c *Context) CreateCQ(attr CQAttr) (*CQ, error) {
 	if err != nil {
 		return nil, err
 	}
-	cq := &CQ{object: object{ctx: c, kind: "cq"}, channel: attr.CompChannel}
-	cq.userHandle = c.register(cq)
+	cq := &CQ{object: object{ctx: c, kind: "cq"}, channel: attr.CompChannel, userHandle: c.newHandle()}
 	req := abi.CreateCq{UserHandle: cq.userHandle, Cqe: uint32(attr.CQE), CompVector: uint32(attr.CompVector), CompChannel: -1}
 	var resp abi.CreateCqResp
 	cq.driver = make([]byte, driverData(c.dev.DriverID).createCQOut)
@@ -70,7 +69,6 @@ func (c *Context) CreateCQ(attr CQAttr) (*CQ, error) {
 		err = create()
 	}
 	if err != nil {
-		c.unregister(cq.userHandle)
 		return nil, err
 	}
 	cq.handle, cq.id, cq.cqe = resp.CqHandle, resp.CqHandle, int(resp.Cqe)
@@ -82,6 +80,11 @@ func (c *Context) CreateCQ(attr CQAttr) (*CQ, error) {
 	}
 	if cq.channel != nil {
 		cq.channel.bind(cq, true)
+	}
+	if err := c.adopt(op, cq.userHandle, cq); err != nil {
+		// The context's Close came after the kernel made the CQ: it died
+		// with the context, and only the mapping is left to undo.
+		return nil, errors.Join(err, cq.Close())
 	}
 	return cq, nil
 }
@@ -110,23 +113,11 @@ func (cq *CQ) RequestNotify(solicitedOnly bool) error {
 		return cq.fail("req notify cq", errNoDataPath)
 	}
 	// Count the arm before it is made, so that a wait never takes the
-	// channel for empty while this arm's event may be queued.
-	cq.armedAt.Store(cq.ops.produced())
-	cq.arms.Add(1)
+	// channel for empty while this arm's event may be queued
+	// (comp_hint.go).
+	cq.hint.arming(cq.ops.produced())
+	defer cq.hint.armed()
 	return cq.ops.requestNotify(solicitedOnly)
-}
-
-// mayHaveEvent reports whether the CQ may have raised an event that is
-// not read yet: it was armed more than once since the last event read,
-// or once and a completion came since.
-func (cq *CQ) mayHaveEvent() bool {
-	switch n := cq.arms.Load(); {
-	case n == 0:
-		return false
-	case n > 1 || cq.ops == nil:
-		return true
-	}
-	return cq.ops.produced() != cq.armedAt.Load()
 }
 
 // AckEvents acknowledges n events GetEvent returned for this CQ
@@ -138,10 +129,12 @@ func (cq *CQ) AckEvents(n int) { cq.acked.Add(uint64(n)) }
 func (cq *CQ) UnackedEvents() int { return int(cq.events.Load() - cq.acked.Load()) }
 
 // Close destroys the completion queue and unmaps it. Safe to call more
-// than once; if the kernel refuses (QPs still use the CQ) the CQ stays
-// usable.
+// than once, and concurrently with any other use: a Poll or
+// RequestNotify in flight finishes first, and one after it fails with an
+// error matching os.ErrClosed. If the kernel refuses (QPs still use the
+// CQ, or one being created names it) the CQ stays usable.
 func (cq *CQ) Close() error {
-	return cq.destroyAndRelease(func() error {
+	return cq.destroyAndRelease(quietly(cq.ops, func() error {
 		req := abi.DestroyCq{CqHandle: cq.handle}
 		var resp abi.DestroyCqResp
 		err := cq.ctx.write(fmt.Sprintf("destroy cq %d", cq.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_CQ,
@@ -150,7 +143,7 @@ func (cq *CQ) Close() error {
 			cq.ctx.unregister(cq.userHandle)
 		}
 		return err
-	}, cq.release)
+	}), cq.release)
 }
 
 func (cq *CQ) release() error {

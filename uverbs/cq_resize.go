@@ -24,9 +24,11 @@ func (cq *CQ) Resize(cqe int) error {
 	if err := c.needsProviderBuffers(op, "CQ"); err != nil {
 		return err
 	}
-	if err := cq.live(op); err != nil {
+	done, err := cq.useExclusive(op)
+	if err != nil {
 		return err
 	}
+	defer done()
 	req := abi.ResizeCq{CqHandle: cq.handle, Cqe: uint32(cqe)}
 	var resp abi.ResizeCqResp
 	var drv []byte
@@ -37,8 +39,6 @@ func (cq *CQ) Resize(cqe int) error {
 		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
 		return err
 	}
-	cq.mu.Lock()
-	defer cq.mu.Unlock()
 	cq.cqe = int(resp.Cqe)
 	if len(drv) > 0 {
 		cq.driver = drv

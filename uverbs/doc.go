@@ -14,7 +14,12 @@
 // the other write() commands travel through UVERBS_METHOD_INVOKE_WRITE.
 // Every object has an idempotent Close; closing the Context destroys
 // every object created through it, and their Go values then report
-// os.ErrClosed. Errors are *Error values that name the device and the
+// os.ErrClosed. Closes may run concurrently with each other and with any
+// other use of the objects: a command, post, poll or wait ends with an
+// error matching os.ErrClosed (or succeeds, if it came first), and a
+// creation overtaken by the Close of its context or of an object it
+// names either fails that way or makes the Close wait and fail with
+// EBUSY. Errors are *Error values that name the device and the
 // operation and keep the errno for errors.Is.
 //
 // Drivers extend some commands with their own data (udata). This package

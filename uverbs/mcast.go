@@ -27,8 +27,10 @@ func (qp *QP) mcast(op string, cmd uint32, req []byte) error {
 	if qp.typ != ib.QPTypeUD {
 		return invalid(qp.ctx.dev.Name, op, "only UD QPs join multicast groups")
 	}
-	if err := qp.live(op); err != nil {
+	done, err := qp.use(op)
+	if err != nil {
 		return err
 	}
+	defer done()
 	return qp.ctx.write(op, &abi.WriteCmd{Command: cmd, Req: req})
 }

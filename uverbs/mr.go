@@ -47,9 +47,11 @@ func (pd *PD) RegMR(buf []byte, access Access) (*MR, error) {
 	if len(buf) == 0 {
 		return nil, invalid(c.dev.Name, op, "empty buffer")
 	}
-	if err := pd.live(op); err != nil {
+	done, err := pd.use(op)
+	if err != nil {
 		return nil, err
 	}
+	defer done()
 	addr := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
 	req := abi.RegMr{Start: uint64(addr), Length: uint64(len(buf)), HcaVa: uint64(addr), PdHandle: pd.handle, AccessFlags: uint32(access)}
 	var resp abi.RegMrResp
@@ -58,7 +60,7 @@ func (pd *PD) RegMR(buf []byte, access Access) (*MR, error) {
 		DriverIn: drv.regMRIn, DriverOut: make([]byte, drv.regMROut)}); err != nil {
 		return nil, err
 	}
-	return &MR{object: object{ctx: c, handle: resp.MrHandle}, pd: pd, addr: addr, length: len(buf), lkey: resp.Lkey, rkey: resp.Rkey}, nil
+	return &MR{object: object{ctx: c, handle: resp.MrHandle, kind: "mr"}, pd: pd, addr: addr, length: len(buf), lkey: resp.Lkey, rkey: resp.Rkey}, nil
 }
 
 // LKey is the key local work requests use.
@@ -73,7 +75,8 @@ func (mr *MR) Addr() uintptr { return mr.addr }
 // Len is the registered length.
 func (mr *MR) Len() int { return mr.length }
 
-// Close deregisters the region. Safe to call more than once.
+// Close deregisters the region. Safe to call more than once, and
+// concurrently.
 func (mr *MR) Close() error {
 	return mr.destroy(func() error {
 		req := abi.DeregMr{MrHandle: mr.handle}

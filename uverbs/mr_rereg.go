@@ -46,13 +46,18 @@ func (mr *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) error {
 		if pd == nil || pd.ctx != c {
 			return invalid(c.dev.Name, op, "no PD of this context")
 		}
-		if err := pd.live(op); err != nil {
+		// In objectRank order: the PD, then the MR.
+		done, err := pd.use(op)
+		if err != nil {
 			return err
 		}
+		defer done()
 	}
-	if err := mr.live(op); err != nil {
+	done, err := mr.useExclusive(op)
+	if err != nil {
 		return err
 	}
+	defer done()
 	req := abi.ReregMr{MrHandle: mr.handle, Flags: uint32(flags)}
 	var addr uintptr
 	if flags&ReregTranslation != 0 {
@@ -69,8 +74,6 @@ func (mr *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) error {
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_REREG_MR, Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)}); err != nil {
 		return err
 	}
-	mr.mu.Lock()
-	defer mr.mu.Unlock()
 	mr.lkey, mr.rkey = resp.Lkey, resp.Rkey
 	if flags&ReregTranslation != 0 {
 		mr.addr, mr.length = addr, len(buf)

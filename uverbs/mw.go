@@ -48,9 +48,11 @@ func (pd *PD) AllocMW(typ MWType) (*MW, error) {
 	if typ != MWType1 && typ != MWType2 {
 		return nil, invalid(c.dev.Name, op, "memory window %v", typ)
 	}
-	if err := pd.live(op); err != nil {
+	done, err := pd.use(op)
+	if err != nil {
 		return nil, err
 	}
+	defer done()
 	req := abi.AllocMw{PdHandle: pd.handle, MwType: uint8(typ)}
 	var resp abi.AllocMwResp
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_ALLOC_MW,

@@ -1,9 +1,11 @@
 package uverbs
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -11,12 +13,26 @@ import (
 
 // object is what every kernel object's Go value shares: its context, its
 // handle, and whether it is gone.
+//
+// Its lock orders the object's commands against its destruction. A
+// command that names the object's handle to the kernel (a modify, a
+// query, the creation of a QP in a PD on two CQs) holds it for reading
+// from the check that the object is open until the kernel has answered;
+// Close holds it for writing around the destroy command. So a handle is
+// never sent after the object was destroyed, when the kernel may already
+// have given the number to a new object of the same type, and a CQ,
+// PD or SRQ that a creation names stays alive until the creation is done
+// (its Close then waits, and the kernel refuses it with EBUSY while the
+// new object uses it). Nothing holding an object's lock waits for
+// another object's lock for writing, and creations that name several
+// objects take them in one order (objectRank), so the locks cannot
+// deadlock.
 type object struct {
 	ctx    *Context
 	handle uint32
-	kind   string // "cq", "qp", "srq": names the object in data-path errors
+	kind   string // "cq", "qp", "srq", "pd", ...: names the object in errors and orders locks
 	id     uint32 // the QP or SRQ number, the CQ's handle
-	mu     sync.Mutex
+	mu     sync.RWMutex
 	closed bool
 }
 
@@ -42,7 +58,8 @@ func (o *object) closedErr(op string) error { return o.fail(op, errClosed) }
 func (o *object) destroy(fn func() error) error { return o.destroyAndRelease(fn, nil) }
 
 // destroyAndRelease is destroy for objects with a data path; release may
-// be nil.
+// be nil. Concurrent calls destroy once: the others wait for it and
+// return nil, or try again if it failed.
 func (o *object) destroyAndRelease(fn, release func() error) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -50,7 +67,7 @@ func (o *object) destroyAndRelease(fn, release func() error) error {
 		return nil
 	}
 	if !o.ctx.isClosed() {
-		if err := fn(); err != nil && !errors.Is(err, os.ErrClosed) {
+		if err := fn(); !destroyed(err) {
 			return err
 		}
 	}
@@ -61,14 +78,102 @@ func (o *object) destroyAndRelease(fn, release func() error) error {
 	return release()
 }
 
+// quiescer is a provider's object whose data path names the kernel
+// object's handle (rxe's doorbells: POST_SEND, REQ_NOTIFY_CQ). Its
+// destroy command runs under the data path's locks (destroyQuiet), and
+// on success the data path is closed before they are let go: so no
+// doorbell is in the kernel while the object is destroyed (the kernel
+// holds the object for the doorbell's command, and refuses the destroy
+// with EBUSY meanwhile), and none comes after, when the handle may
+// already name a new object.
+type quiescer interface {
+	destroyQuiet(destroy func() error) error
+}
+
+// quietly makes destroy run through ops' destroyQuiet when ops is a
+// quiescer.
+func quietly(ops any, destroy func() error) func() error {
+	q, ok := ops.(quiescer)
+	if !ok {
+		return destroy
+	}
+	return func() error { return q.destroyQuiet(destroy) }
+}
+
+// destroyed reports whether a destroy command's error leaves the object
+// gone: success, or a context closed meanwhile.
+func destroyed(err error) bool { return err == nil || errors.Is(err, os.ErrClosed) }
+
 // live returns errClosed-wrapped error for op if the object is gone.
 func (o *object) live(op string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+	o.mu.RLock()
+	defer o.mu.RUnlock()
 	if o.closed {
 		return wrap(o.ctx.dev.Name, op, errClosed)
 	}
 	return nil
+}
+
+// use holds the object open for a command that names it (see object):
+// it fails if the object is closed; otherwise the caller sends the
+// command and then calls done.
+func (o *object) use(op string) (done func(), err error) {
+	o.mu.RLock()
+	if o.closed {
+		o.mu.RUnlock()
+		return nil, wrap(o.ctx.dev.Name, op, errClosed)
+	}
+	return o.mu.RUnlock, nil
+}
+
+// useExclusive is use for commands that change the object's Go state
+// along with the kernel's (a resize, a re-registration): no other command
+// on the object, and no Close, runs meanwhile.
+func (o *object) useExclusive(op string) (done func(), err error) {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return nil, wrap(o.ctx.dev.Name, op, errClosed)
+	}
+	return o.mu.Unlock, nil
+}
+
+// objectRank is the order in which a command that names several objects
+// holds them: PDs, then MRs, CQs (by handle) and SRQs.
+var objectRank = map[string]int{"pd": 0, "mr": 1, "cq": 2, "srq": 3}
+
+// useAll is use for several objects at once (nil entries and repeats are
+// skipped), taken in objectRank order, so that two creations naming the
+// same CQs in another order cannot deadlock against a Close waiting on
+// one of them.
+func useAll(op string, objs ...*object) (done func(), err error) {
+	var set []*object
+	for _, o := range objs {
+		if o != nil && !slices.Contains(set, o) {
+			set = append(set, o)
+		}
+	}
+	slices.SortFunc(set, func(a, b *object) int {
+		if r := cmp.Compare(objectRank[a.kind], objectRank[b.kind]); r != 0 {
+			return r
+		}
+		return cmp.Compare(a.handle, b.handle)
+	})
+	var held []func()
+	release := func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i]()
+		}
+	}
+	for _, o := range set {
+		d, err := o.use(op)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		held = append(held, d)
+	}
+	return release, nil
 }
 
 // Handle is the object's uverbs handle (what RDMA netlink does not show;

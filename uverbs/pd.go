@@ -22,7 +22,7 @@ func (c *Context) AllocPD() (*PD, error) {
 		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
 		return nil, err
 	}
-	pd := &PD{object: object{ctx: c, handle: resp.PdHandle}}
+	pd := &PD{object: object{ctx: c, handle: resp.PdHandle, kind: "pd"}}
 	if c.dev.DriverID == ib.DriverMLX5 {
 		pd.pdn = abi.Decode[abi.Mlx5IbAllocPdResp](drv).Pdn
 	}
@@ -38,8 +38,8 @@ func (pd *PD) PDN() uint32 { return pd.pdn }
 func (pd *PD) Context() *Context { return pd.ctx }
 
 // Close deallocates the protection domain. While objects created in it
-// live the kernel refuses (EBUSY) and the PD stays usable. Safe to call
-// more than once.
+// live, or one being created names it, the kernel refuses (EBUSY) and
+// the PD stays usable. Safe to call more than once, and concurrently.
 func (pd *PD) Close() error {
 	return pd.destroy(func() error {
 		req := abi.DeallocPd{PdHandle: pd.handle}

@@ -3,6 +3,7 @@ package uverbs
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
@@ -37,10 +38,15 @@ type QP struct {
 	sendCQ     *CQ
 	recvCQ     *CQ
 	srq        *SRQ
-	ops        qpOps // the provider's; nil on a context without a char device
+	ops        qpOps       // the provider's; nil on a context without a char device
+	draining   atomic.Bool // a Drain is in progress
 }
 
-// CreateQP creates a queue pair in pd.
+// CreateQP creates a queue pair in pd. It may run concurrently with the
+// Close of the PD, CQs or SRQ it names, and of the context: either the
+// QP is made (a Close of what it names waits for the creation and then
+// fails with EBUSY while the QP lives), or it is not and the error
+// matches os.ErrClosed.
 func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 	c := pd.ctx
 	const op = "create qp"
@@ -56,29 +62,30 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, o := range []*object{&pd.object, &init.SendCQ.object, &init.RecvCQ.object} {
-		if err := o.live(op); err != nil {
-			return nil, err
-		}
+	// The PD, the CQs and the SRQ stay open until the kernel has the QP
+	// (see object).
+	var srqObj *object
+	if init.SRQ != nil {
+		srqObj = &init.SRQ.object
 	}
-	qp := &QP{object: object{ctx: c, kind: "qp"}, typ: init.Type, sendCQ: init.SendCQ, recvCQ: init.RecvCQ, srq: init.SRQ}
-	qp.userHandle = c.register(qp)
+	done, err := useAll(op, &pd.object, &init.SendCQ.object, &init.RecvCQ.object, srqObj)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	qp := &QP{object: object{ctx: c, kind: "qp"}, typ: init.Type, sendCQ: init.SendCQ, recvCQ: init.RecvCQ, srq: init.SRQ,
+		userHandle: c.newHandle()}
 	req := abi.CreateQp{UserHandle: qp.userHandle, PdHandle: pd.handle, SendCqHandle: init.SendCQ.handle,
 		RecvCqHandle: init.RecvCQ.handle, MaxSendWr: init.Cap.MaxSendWR, MaxRecvWr: init.Cap.MaxRecvWR,
 		MaxSendSge: init.Cap.MaxSendSGE, MaxRecvSge: init.Cap.MaxRecvSGE, MaxInlineData: init.Cap.MaxInlineData,
 		SqSigAll: b2u(init.SQSigAll), QpType: uint8(init.Type)}
 	if init.SRQ != nil {
-		if err := init.SRQ.live(op); err != nil {
-			c.unregister(qp.userHandle)
-			return nil, err
-		}
 		req.SrqHandle, req.IsSrq = init.SRQ.handle, 1
 	}
 	var resp abi.CreateQpResp
 	drv := make([]byte, driverData(c.dev.DriverID).createQPOut)
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_QP,
 		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
-		c.unregister(qp.userHandle)
 		return nil, err
 	}
 	qp.handle, qp.num, qp.id = resp.QpHandle, resp.Qpn, resp.Qpn
@@ -88,6 +95,10 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 			err = qp.fail("map", err)
 			return nil, errors.Join(err, qp.Close())
 		}
+	}
+	if err := c.adopt(op, qp.userHandle, qp); err != nil {
+		// The QP died with the context; only its mapping is left.
+		return nil, errors.Join(err, qp.Close())
 	}
 	return qp, nil
 }
@@ -165,9 +176,11 @@ type QPAttr struct {
 // QPAttrState|QPAttrPKeyIndex|QPAttrPort|QPAttrAccessFlags.
 func (qp *QP) Modify(attr *QPAttr, mask QPAttrMask) error {
 	op := fmt.Sprintf("modify qp %d to %v", qp.num, attr.State)
-	if err := qp.live(op); err != nil {
+	done, err := qp.use(op)
+	if err != nil {
 		return err
 	}
+	defer done()
 	req := abi.ModifyQp{Dest: attr.AH.dest(), AltDest: attr.AltAH.dest(), QpHandle: qp.handle, AttrMask: uint32(mask),
 		Qkey: attr.QKey, RqPsn: attr.RQPSN, SqPsn: attr.SQPSN, DestQpNum: attr.DestQPN, QpAccessFlags: uint32(attr.AccessFlags),
 		PkeyIndex: attr.PKeyIndex, AltPkeyIndex: attr.AltPKeyIndex, QpState: uint8(attr.State), CurQpState: uint8(attr.CurState),
@@ -182,9 +195,11 @@ func (qp *QP) Modify(attr *QPAttr, mask QPAttrMask) error {
 // (drivers may fill more).
 func (qp *QP) Query(mask QPAttrMask) (*QPAttr, error) {
 	op := fmt.Sprintf("query qp %d", qp.num)
-	if err := qp.live(op); err != nil {
+	done, err := qp.use(op)
+	if err != nil {
 		return nil, err
 	}
+	defer done()
 	req := abi.QueryQp{QpHandle: qp.handle, AttrMask: uint32(mask)}
 	var r abi.QueryQpResp
 	if err := qp.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_QP, Req: abi.Bytes(&req), Resp: abi.Bytes(&r)}); err != nil {
@@ -204,9 +219,11 @@ func decodeQPAttr(r *abi.QueryQpResp) *QPAttr {
 }
 
 // Close destroys the QP and unmaps its queues. Safe to call more than
-// once.
+// once, and concurrently with any other use: a post or command after it,
+// and a Drain waiting for the QP, fail with an error matching
+// os.ErrClosed.
 func (qp *QP) Close() error {
-	return qp.destroyAndRelease(func() error {
+	return qp.destroyAndRelease(quietly(qp.ops, func() error {
 		req := abi.DestroyQp{QpHandle: qp.handle}
 		var resp abi.DestroyQpResp
 		err := qp.ctx.write(fmt.Sprintf("destroy qp %d", qp.num), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_QP,
@@ -215,7 +232,7 @@ func (qp *QP) Close() error {
 			qp.ctx.unregister(qp.userHandle)
 		}
 		return err
-	}, qp.release)
+	}), qp.release)
 }
 
 func (qp *QP) release() error {

@@ -33,7 +33,8 @@ type rxeQP struct {
 	rqMu sync.Mutex
 	rq   queue // unmapped when the QP uses an SRQ
 
-	closed bool // under both sqMu and rqMu
+	closed bool // the data path is closed: the QP is destroyed, or about to be unmapped (under both locks)
+	gone   bool // unmapped
 }
 
 func (rxeProvider) newQP(qp *QP, drv []byte) (qpOps, error) {
@@ -262,11 +263,31 @@ func (x *rxeQP) release() error {
 	defer x.sqMu.Unlock()
 	x.rqMu.Lock()
 	defer x.rqMu.Unlock()
-	if x.closed {
+	return x.releaseLocked()
+}
+
+func (x *rxeQP) releaseLocked() error {
+	x.closed = true
+	if x.gone {
 		return nil
 	}
-	x.closed = true
+	x.gone = true
 	err := errors.Join(x.sq.unmap(), x.rq.unmap())
 	x.page.free()
+	return err
+}
+
+// destroyQuiet runs the QP's destroy with no post in flight, and closes
+// the data path if it succeeded (see quiescer).
+func (x *rxeQP) destroyQuiet(destroy func() error) error {
+	x.sqMu.Lock()
+	defer x.sqMu.Unlock()
+	x.rqMu.Lock()
+	defer x.rqMu.Unlock()
+	if x.closed {
+		return nil // released with its context: the kernel's QP is gone
+	}
+	err := destroy()
+	x.closed = destroyed(err) // unmapped by release
 	return err
 }

@@ -35,12 +35,26 @@ func mapRxeQueue(c *Context, what string, mi abi.MmInfo) (queue, error) {
 	hdr := (*abi.RxeQueueBuf)(unsafe.Pointer(&mem[0]))
 	q := queue{mem: mem, hdr: hdr, data: unsafe.Pointer(&mem[queueHdrSize]),
 		mask: atomic.LoadUint32(&hdr.IndexMask), shift: atomic.LoadUint32(&hdr.Log2ElemSize)}
-	if q.shift > 20 || q.mask&(q.mask+1) != 0 || queueHdrSize+int(q.mask+1)<<q.shift > len(mem) {
+	if err := checkQueueHeader(what, q.mask, q.shift, len(mem)); err != nil {
 		unix.Munmap(mem)
-		return queue{}, fmt.Errorf("%s: queue header (elements 1<<%d bytes, mask %#x) exceeds the %d-byte mapping: %w",
-			what, q.shift, q.mask, len(mem), unix.EPROTO)
+		return queue{}, err
 	}
 	return q, nil
+}
+
+// checkQueueHeader refuses a queue header that does not describe a ring
+// inside the mapping of mapLen bytes: elements of at most 1 MiB, a
+// number of slots (mask+1) that is a power of two and fits the 32-bit
+// indices (a mask of 0xffffffff would wrap mask+1 to 0, which a check
+// in 32 bits takes for a power of two of no size), and slots that fit.
+func checkQueueHeader(what string, mask, shift uint32, mapLen int) error {
+	slots := uint64(mask) + 1
+	if shift > 20 || slots&(slots-1) != 0 || slots > 1<<31 ||
+		uint64(queueHdrSize)+slots<<shift > uint64(mapLen) {
+		return fmt.Errorf("%s: queue header (elements 1<<%d bytes, mask %#x) exceeds the %d-byte mapping: %w",
+			what, shift, mask, mapLen, unix.EPROTO)
+	}
+	return nil
 }
 
 func (q *queue) unmap() error {

@@ -2,9 +2,12 @@ package uverbs
 
 import (
 	"encoding/binary"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
@@ -110,5 +113,107 @@ func TestSendWQELayout(t *testing.T) {
 	}
 	if p := atomic.LoadUint32(&q.hdr.ProducerIndex); p != 2 {
 		t.Fatalf("producer index %d after two posts", p)
+	}
+}
+
+// TestMapQueueRefusesWrappingMask: a header whose mask is 0xffffffff
+// (mask+1 wraps to 0, a "power of two" of no size in 32 bits) or
+// otherwise describes more than the mapping is refused with EPROTO, and
+// the mapping is undone; a sound header maps.
+func TestMapQueueRefusesWrappingMask(t *testing.T) {
+	fd, err := unix.MemfdCreate("rxe-queue", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Context{k: fdKernel{fd}, objects: map[uint64]any{}}
+	t.Cleanup(func() { c.Close() })
+	if err := unix.Ftruncate(fd, 2<<12); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mask, shift uint32
+		ok          bool
+	}{
+		{0xffffffff, 0, false},
+		{0xffffffff, 6, false},
+		{0x7fffffff, 0, false},
+		{0x3f, 6, true}, // 64 slots of 64 bytes: just fits beside the header
+		{0x3f, 7, false},
+		{0x5, 6, false}, // not a power of two
+		{0x3, 21, false},
+	} {
+		var hdr abi.RxeQueueBuf
+		hdr.IndexMask, hdr.Log2ElemSize = tc.mask, tc.shift
+		b := make([]byte, queueHdrSize)
+		copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&hdr)), queueHdrSize))
+		if _, err := unix.Pwrite(fd, b, 0); err != nil {
+			t.Fatal(err)
+		}
+		// The test header's elements start at queueHdrSize: size the
+		// mapping so that 64×64 bytes fit exactly.
+		q, err := mapRxeQueue(c, "cq", abi.MmInfo{Size: uint32(queueHdrSize + 64<<6)})
+		if tc.ok {
+			if err != nil {
+				t.Fatalf("mask %#x shift %d: %v", tc.mask, tc.shift, err)
+			}
+			if err := q.unmap(); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if !errors.Is(err, unix.EPROTO) {
+			q.unmap()
+			t.Fatalf("mask %#x shift %d: %v, want EPROTO", tc.mask, tc.shift, err)
+		}
+	}
+}
+
+// TestPollHandsMarkersToDrain: a Poll that finds the marker of a Drain
+// in progress keeps it out of its results and tells the Drain; markers of
+// a QP no Drain waits for, and the other completions, are returned in
+// order.
+func TestPollHandsMarkersToDrain(t *testing.T) {
+	q, _ := fakeQueue(t, 8, 6)
+	put := func(id uint64, qpn uint32) {
+		prod, _ := q.produce()
+		*(*abi.UverbsWc)(q.elem(prod)) = abi.UverbsWc{WrID: id, QpNum: qpn}
+		q.publish(prod)
+	}
+	put(1, 5)
+	put(DrainWRID, 5)
+	put(2, 6)
+	put(DrainWRID+1, 7) // no Drain of QP 7
+	put(DrainWRID+1, 5)
+	cq := &CQ{object: object{ctx: &Context{}, kind: "cq"}}
+	x := &rxeCQ{cq: cq, q: q}
+	cq.ops = x
+	d := &drainer{qpn: 5, wake: make(chan struct{}, 1)}
+	cq.addDrainer(d)
+	wc := make([]WC, 3)
+	n, err := x.poll(wc)
+	if err != nil || n != 3 {
+		t.Fatalf("Poll = %d, %v", n, err)
+	}
+	if wc[0].ID != 1 || wc[1].ID != 2 || wc[2].ID != DrainWRID+1 || wc[2].QPNum != 7 {
+		t.Fatalf("polled %+v", wc[:n])
+	}
+	if !d.send.Load() || d.recv.Load() {
+		t.Fatalf("drain saw send %v, recv %v after the first poll", d.send.Load(), d.recv.Load())
+	}
+	select {
+	case <-d.wake:
+	default:
+		t.Fatal("the drain was not woken")
+	}
+	if n, err := x.poll(wc); err != nil || n != 0 || !d.done() {
+		t.Fatalf("second Poll = %d, %v; drain done %v", n, err, d.done())
+	}
+	if got := x.produced(); got != 5 {
+		t.Fatalf("produced %d, want the 5 completions, markers included", got)
+	}
+	cq.removeDrainer(d)
+	put(DrainWRID, 5) // a marker that comes after its Drain gave up
+	if n, _ := x.poll(wc); n != 1 || wc[0].ID != DrainWRID {
+		t.Fatalf("a marker without its Drain: %d, %+v", n, wc[0])
 	}
 }

@@ -38,17 +38,17 @@ func (pd *PD) CreateSRQ(attr SRQAttr) (*SRQ, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := pd.live(op); err != nil {
+	done, err := pd.use(op)
+	if err != nil {
 		return nil, err
 	}
-	srq := &SRQ{object: object{ctx: c, kind: "srq"}}
-	srq.userHandle = c.register(srq)
+	defer done()
+	srq := &SRQ{object: object{ctx: c, kind: "srq"}, userHandle: c.newHandle()}
 	req := abi.CreateSrq{UserHandle: srq.userHandle, PdHandle: pd.handle, MaxWr: attr.MaxWR, MaxSge: attr.MaxSGE, SrqLimit: attr.SRQLimit}
 	var resp abi.CreateSrqResp
 	drv := make([]byte, driverData(c.dev.DriverID).createSRQOut)
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_SRQ,
 		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
-		c.unregister(srq.userHandle)
 		return nil, err
 	}
 	srq.handle, srq.num, srq.maxWR, srq.maxSGE = resp.SrqHandle, resp.Srqn, resp.MaxWr, resp.MaxSge
@@ -62,6 +62,10 @@ func (pd *PD) CreateSRQ(attr SRQAttr) (*SRQ, error) {
 			err = srq.fail("map", err)
 			return nil, errors.Join(err, srq.Close())
 		}
+	}
+	if err := c.adopt(op, srq.userHandle, srq); err != nil {
+		// The SRQ died with the context; only its mapping is left.
+		return nil, errors.Join(err, srq.Close())
 	}
 	return srq, nil
 }
@@ -78,9 +82,16 @@ func (s *SRQ) MaxSGE() uint32 { return s.maxSGE }
 // Query returns the SRQ's current attributes.
 func (s *SRQ) Query() (SRQAttr, error) {
 	op := fmt.Sprintf("query srq %d", s.handle)
-	if err := s.live(op); err != nil {
+	done, err := s.use(op)
+	if err != nil {
 		return SRQAttr{}, err
 	}
+	defer done()
+	return s.query(op)
+}
+
+// query sends QUERY_SRQ; the caller holds the SRQ open.
+func (s *SRQ) query(op string) (SRQAttr, error) {
 	req := abi.QuerySrq{SrqHandle: s.handle}
 	var resp abi.QuerySrqResp
 	if err := s.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_SRQ, Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)}); err != nil {
@@ -89,7 +100,9 @@ func (s *SRQ) Query() (SRQAttr, error) {
 	return SRQAttr{MaxWR: resp.MaxWr, MaxSGE: resp.MaxSge, SRQLimit: resp.SrqLimit}, nil
 }
 
-// Close destroys the SRQ. Safe to call more than once.
+// Close destroys the SRQ. Safe to call more than once, and concurrently
+// with any other use; while QPs use it, or one being created names it,
+// the kernel refuses (EBUSY) and the SRQ stays usable.
 func (s *SRQ) Close() error {
 	return s.destroyAndRelease(func() error {
 		req := abi.DestroySrq{SrqHandle: s.handle}

@@ -40,9 +40,11 @@ func (s *SRQ) Modify(attr SRQAttr, mask SRQAttrMask) error {
 	if mask&SRQAttrMaxWR != 0 && attr.MaxWR == 0 {
 		return invalid(c.dev.Name, op, "max_wr 0")
 	}
-	if err := s.live(op); err != nil {
+	done, err := s.useExclusive(op)
+	if err != nil {
 		return err
 	}
+	defer done()
 	req := abi.ModifySrq{SrqHandle: s.handle, AttrMask: uint32(mask), MaxWr: attr.MaxWR, SrqLimit: attr.SRQLimit}
 	w := &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_MODIFY_SRQ, Req: abi.Bytes(&req)}
 	// rxe needs struct rxe_modify_srq_cmd always, and writes a resized
@@ -58,7 +60,7 @@ func (s *SRQ) Modify(attr SRQAttr, mask SRQAttrMask) error {
 		cmd := abi.RxeModifySrqCmd{MmapInfoAddr: uint64(uintptr(unsafe.Pointer(mi)))}
 		w.DriverIn = abi.Bytes(&cmd)
 	}
-	err := c.write(op, w)
+	err = c.write(op, w)
 	runtime.KeepAlive(mi)
 	if err != nil {
 		return err
@@ -67,12 +69,10 @@ func (s *SRQ) Modify(attr SRQAttr, mask SRQAttrMask) error {
 		return nil
 	}
 	// The kernel may round the size; MaxWR reports what it granted.
-	q, err := s.Query()
+	q, err := s.query(fmt.Sprintf("query srq %d", s.handle))
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.maxWR = q.MaxWR
 	if mi != nil && len(s.driver) >= abi.Sizeof[abi.MmInfo]() {
 		d := bytes.Clone(s.driver)
