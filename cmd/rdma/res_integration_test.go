@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -78,28 +80,53 @@ func iproute2Before(t *testing.T, major, minor int) bool {
 
 var oracleVersion [2]int
 
-// srqComm is the comm field of SRQ lines. iproute2 before 6.7 prints
-// garbage there (a buffer used after its scope ended; fixed by commit
-// 3a882b6b, "rdma: Fix the error of accessing string variable outside the
-// lifecycle"): often the QP list, sometimes nothing. With such an oracle
-// the field is masked in both outputs.
-var srqComm = regexp.MustCompile(`(?m)^(dev \S+ srqn \d+ .*comm )\S* `)
+// srqComm is the comm field of SRQ lines (with the line's pid, for a
+// user SRQ). iproute2 before 6.7 prints garbage there (a buffer used
+// after its scope ended; fixed by commit 3a882b6b, "rdma: Fix the error
+// of accessing string variable outside the lifecycle"): often the QP
+// list, sometimes nothing. With such an oracle the field is masked in
+// both outputs, after ours has been checked against the process's name.
+var srqComm = regexp.MustCompile(`(?m)^(dev \S+ srqn \d+ .*?(?:pid (\d+) )?comm )(\S*) `)
 
-func resAdjustText(t *testing.T, s string) string {
-	if iproute2Before(t, 6, 7) {
-		s = srqComm.ReplaceAllString(s, "${1}<masked> ")
+// resAdjustText masks the SRQ lines' comm where the oracle garbles it;
+// in our output (ours) a user SRQ's must first be its process's name.
+func resAdjustText(t *testing.T, s string, ours bool) string {
+	t.Helper()
+	if !iproute2Before(t, 6, 7) {
+		return s
 	}
-	return s
+	for _, m := range srqComm.FindAllStringSubmatch(s, -1) {
+		if ours && m[2] != "" { // a user SRQ
+			checkComm(t, m[2], m[3])
+		}
+	}
+	return srqComm.ReplaceAllString(s, "${1}<masked> ")
 }
 
-func resAdjustJSON(t *testing.T, objs []map[string]any) {
+// resAdjustJSON is resAdjustText for the JSON objects.
+func resAdjustJSON(t *testing.T, objs []map[string]any, ours bool) {
+	t.Helper()
 	if !iproute2Before(t, 6, 7) {
 		return
 	}
 	for _, o := range objs {
 		if _, ok := o["srqn"]; ok {
+			if pid, ok := o["pid"].(float64); ok && ours {
+				c, _ := o["comm"].(string)
+				checkComm(t, strconv.FormatFloat(pid, 'f', -1, 64), c)
+			}
 			o["comm"] = "<masked>"
 		}
+	}
+}
+
+// checkComm fails t unless comm is the name of process pid, as
+// /proc/PID/comm gives it.
+func checkComm(t *testing.T, pid, comm string) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + pid + "/comm")
+	if want := strings.TrimSuffix(string(b), "\n"); err != nil || comm != want {
+		t.Errorf("an SRQ of pid %s: comm %q, want %q (%v)", pid, comm, want, err)
 	}
 }
 
@@ -118,7 +145,7 @@ func compareRes(t *testing.T, args ...string) {
 		t.Errorf("rdma %q: ours succeeded=%v, iproute2 succeeded=%v", args, gotOK, wantOK)
 		return
 	}
-	if got, want = resAdjustText(t, got), resAdjustText(t, want); got != want {
+	if got, want = resAdjustText(t, got, true), resAdjustText(t, want, false); got != want {
 		t.Errorf("rdma %q:\n got %q\nwant %q", args, got, want)
 	}
 	if !wantOK {
@@ -137,8 +164,8 @@ func compareRes(t *testing.T, args ...string) {
 	if err := json.Unmarshal([]byte(got), &g); err != nil {
 		t.Fatalf("ours %q: %v in %q", jargs, err, got)
 	}
-	resAdjustJSON(t, g)
-	resAdjustJSON(t, w)
+	resAdjustJSON(t, g, true)
+	resAdjustJSON(t, w, false)
 	if diff := cmp.Diff(w, g); diff != "" {
 		t.Errorf("rdma %q (-iproute2 +ours):\n%s", jargs, diff)
 	}

@@ -16,8 +16,8 @@ import (
 type Dest struct {
 	LID      uint16
 	OutReads uint16
-	QPN      uint32 // 24 bits
-	PSN      uint32 // 24 bits
+	QPN      uint32 // 24 bits (mask24)
+	PSN      uint32 // 24 bits (mask24)
 	RKey     uint32
 	VAddr    uint64
 	GID      ib.GID
@@ -31,6 +31,10 @@ const (
 	keyMsgSizeGID = 108
 )
 
+// mask24 keeps the 24 bits of a QPN or PSN, all that IB's headers (and
+// the key message's 6-digit fields) carry.
+const mask24 = 1<<24 - 1
+
 // ErrKeyMessage is matched by the error of a key message that does not
 // parse.
 var ErrKeyMessage = errors.New("malformed key message")
@@ -38,9 +42,13 @@ var ErrKeyMessage = errors.New("malformed key message")
 // appendKey writes d as perftest's key message: with a GID
 // "%04x:%04x:%06x:%06x:%08x:%016llx:" then the 16 GID bytes "%02x:" and
 // "%08x:" with the SRQ number; without one
-// "%04x:%04x:%06x:%06x:%08x:%016llx:%08x". A NUL ends both.
+// "%04x:%04x:%06x:%06x:%08x:%016llx:%08x". A NUL ends both. Every field
+// is as wide as its value can be, so the message always has perftest's
+// fixed size: the QPN and PSN, 24-bit numbers held in uint32s, are
+// masked to their 24 bits (perftest's sprintf would write a wider value
+// past the end of its fixed buffer).
 func appendKey(b []byte, d *Dest, withGID bool) []byte {
-	b = fmt.Appendf(b, "%04x:%04x:%06x:%06x:%08x:%016x:", d.LID, d.OutReads, d.QPN, d.PSN, d.RKey, d.VAddr)
+	b = fmt.Appendf(b, "%04x:%04x:%06x:%06x:%08x:%016x:", d.LID, d.OutReads, d.QPN&mask24, d.PSN&mask24, d.RKey, d.VAddr)
 	if !withGID {
 		b = fmt.Appendf(b, "%08x", d.SRQN)
 		return append(b, 0)
@@ -65,7 +73,9 @@ func EncodeKey(d *Dest, withGID bool) []byte {
 // DecodeKey parses a key message as perftest reads it: colon-separated
 // hexadecimal fields in a fixed order (the GID form has 24 of them). A
 // field wider than its value keeps the low bits, as strtol into the
-// field's C type does.
+// field's C type does; the QPN and PSN keep their 24 bits, all that the
+// QP's attributes carry on the wire, so what DecodeKey returns encodes
+// back to the same Dest.
 func DecodeKey(msg []byte, withGID bool) (Dest, error) {
 	var d Dest
 	want := keyMsgSize
@@ -92,7 +102,7 @@ func DecodeKey(msg []byte, withGID bool) (Dest, error) {
 		}
 		v[i] = n
 	}
-	d.LID, d.OutReads, d.QPN, d.PSN, d.RKey, d.VAddr = uint16(v[0]), uint16(v[1]), uint32(v[2]), uint32(v[3]), uint32(v[4]), v[5]
+	d.LID, d.OutReads, d.QPN, d.PSN, d.RKey, d.VAddr = uint16(v[0]), uint16(v[1]), uint32(v[2])&mask24, uint32(v[3])&mask24, uint32(v[4]), v[5]
 	if !withGID {
 		d.SRQN = uint32(v[6])
 		return d, nil

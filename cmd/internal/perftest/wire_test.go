@@ -46,6 +46,37 @@ func TestKeyMessage(t *testing.T) {
 	}
 }
 
+// TestKeyMessageWide: a QPN or PSN wider than its 24 bits (which no QP
+// has) is masked when encoding, so the message keeps perftest's fixed
+// size and its own decoder takes it.
+func TestKeyMessageWide(t *testing.T) {
+	for _, gid := range []bool{false, true} {
+		d := fixtureDest
+		if !gid {
+			d.GID = ib.GID{}
+		}
+		want := d
+		d.QPN |= 0xff << 24
+		d.PSN |= 1 << 24
+		b := EncodeKey(&d, gid)
+		size := keyMsgSize
+		if gid {
+			size = keyMsgSizeGID
+		}
+		if len(b) != size {
+			t.Fatalf("gid %v: %q is %d bytes, want %d", gid, b, len(b), size)
+		}
+		if got, err := DecodeKey(b, gid); err != nil || got != want {
+			t.Errorf("gid %v: decode %+v, %v; want %+v", gid, got, err, want)
+		}
+	}
+	// A peer's wide field keeps the 24 bits the QP can use.
+	msg := "0000:000:1000014:000000:00000000:0000000000000000:000000000"
+	if got, err := DecodeKey([]byte(msg), false); err != nil || got.QPN != 0x14 {
+		t.Errorf("%q: QPN %#x, %v; want 0x14", msg, got.QPN, err)
+	}
+}
+
 func TestSmallMessages(t *testing.T) {
 	if v := versionMsg("6.06"); !bytes.Equal(v, []byte("6.06\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")) {
 		t.Errorf("version %q", v)
@@ -95,8 +126,11 @@ func FuzzDecodeKey(f *testing.F) {
 			}
 			return
 		}
+		if d.QPN > mask24 || d.PSN > mask24 {
+			t.Fatalf("%+v: QPN or PSN wider than 24 bits", d)
+		}
 		d2, err := DecodeKey(EncodeKey(&d, gid), gid)
-		if err != nil || d2.LID != d.LID || d2.RKey != d.RKey || d2.VAddr != d.VAddr || d2.GID != d.GID && gid {
+		if err != nil || d2 != d {
 			t.Fatalf("round trip %+v -> %+v %v", d, d2, err)
 		}
 	})
