@@ -30,7 +30,10 @@ type EventChannel struct {
 	mu     sync.Mutex // guards ids, mcs and closed
 	ids    map[uint64]*ID
 	mcs    map[uint64]*Multicast // by uid too: a multicast's events carry its own
-	closed bool
+	closed bool                  // set first by Close: no id or group enrolls after
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // nextUID numbers the ids and multicasts of every channel: an id keeps
@@ -218,14 +221,19 @@ func (ch *EventChannel) destroyHandle(h uint32) {
 }
 
 // Close destroys every id still open on the channel (their QPs too) and
-// closes the file, which wakes every GetEvent. Safe to call more than
-// once.
+// closes the file, which wakes every GetEvent (with an error matching
+// os.ErrClosed). From the moment Close begins no id can be created on,
+// accepted onto or migrated to the channel, so none escapes it. Safe to
+// call more than once and from several goroutines at once: every call
+// returns once the first is done, with its result.
 func (ch *EventChannel) Close() error {
+	ch.closeOnce.Do(func() { ch.closeErr = ch.close() })
+	return ch.closeErr
+}
+
+func (ch *EventChannel) close() error {
 	ch.mu.Lock()
-	if ch.closed {
-		ch.mu.Unlock()
-		return nil
-	}
+	ch.closed = true
 	ids := make([]*ID, 0, len(ch.ids))
 	for _, id := range ch.ids {
 		ids = append(ids, id)
@@ -233,11 +241,8 @@ func (ch *EventChannel) Close() error {
 	ch.mu.Unlock()
 	var errs []error
 	for _, id := range ids {
-		errs = append(errs, id.destroy())
+		errs = append(errs, id.destroy(ch))
 	}
-	ch.mu.Lock()
-	ch.closed = true
-	ch.mu.Unlock()
 	errs = append(errs, ch.fd.Close())
 	return errors.Join(errs...)
 }
