@@ -3,6 +3,7 @@ package uverbs
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"testing"
 	"time"
 
@@ -37,13 +38,17 @@ func TestTryGetEventDoesNotWait(t *testing.T) {
 	go func() {
 		for range 10 {
 			if got, ok, err := ch.TryGetEvent(); got != nil || ok || err != nil {
-				t.Errorf("TryGetEvent while GetEvent waits: %v, %v, %v", got, ok, err)
+				returned <- fmt.Errorf("TryGetEvent while GetEvent waits: %v, %v, %v", got, ok, err)
+				return
 			}
 		}
 		returned <- nil
 	}()
 	select {
-	case <-returned:
+	case err := <-returned:
+		if err != nil {
+			t.Fatal(err)
+		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("TryGetEvent waited for the GetEvent waiting on the same channel")
 	}
