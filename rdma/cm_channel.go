@@ -20,10 +20,9 @@ import (
 type EventChannel struct {
 	fd *waitfd.FD
 
-	// turn is held by the one GetEvent that fetches and decodes; buf is
-	// what it fetches into, fetch its try function, made once.
-	turn  chan struct{}
-	done  chan struct{}
+	// What the GetEvent holding the fd's turn fetches into and its try
+	// function, made once: only the turn's holder touches them (the fd
+	// serializes GetEvents; the channel keeps no turn of its own).
 	buf   *ucma.EventBuf
 	fetch func(uintptr) bool
 	errno unix.Errno
@@ -31,7 +30,10 @@ type EventChannel struct {
 	mu     sync.Mutex // guards ids, mcs and closed
 	ids    map[uint64]*ID
 	mcs    map[uint64]*Multicast // by uid too: a multicast's events carry its own
-	closed bool
+	closed bool                  // set first by Close: no id or group enrolls after
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // nextUID numbers the ids and multicasts of every channel: an id keeps
@@ -51,8 +53,7 @@ func CreateEventChannel() (*EventChannel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rdma: create event channel: %w", err)
 	}
-	ch := &EventChannel{fd: fd, turn: make(chan struct{}, 1), done: make(chan struct{}), buf: ucma.NewEventBuf(),
-		ids: make(map[uint64]*ID), mcs: make(map[uint64]*Multicast)}
+	ch := &EventChannel{fd: fd, buf: ucma.NewEventBuf(), ids: make(map[uint64]*ID), mcs: make(map[uint64]*Multicast)}
 	ch.fetch = ch.tryFetch
 	return ch, nil
 }
@@ -94,26 +95,33 @@ func (ch *EventChannel) wrapErr(op string, err error) error {
 // completes the connection and is reported as ESTABLISHED (or as
 // CONNECT_ERROR when that fails); REJECTED moves the QP to the error
 // state.
+//
+// Several goroutines may wait at once: each event goes to one of them,
+// and what it requires is done in the order the kernel queued the
+// events (the fetch and that work happen in one turn of the channel's
+// fd), though the callers may see their events in another order.
 func (ch *EventChannel) GetEvent(ctx context.Context) (*Event, error) {
-	select {
-	case ch.turn <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("rdma: get cm event: %w", waitfd.ContextError(ctx.Err()))
-	case <-ch.done:
-		return nil, fmt.Errorf("rdma: get cm event: %w", errClosed)
-	}
-	defer func() { <-ch.turn }()
 	for {
-		if err := ch.fd.Wait(ctx, ch.fetch); err != nil {
+		var ev *Event
+		var errno unix.Errno
+		// Run by the fd with its turn held, once GET_EVENT answered:
+		// what it fetched is decoded and dispatched before another
+		// GetEvent can fetch the next.
+		handle := func() {
+			if errno = ch.errno; errno == 0 {
+				ev = ch.dispatch(&ch.buf.Resp)
+			}
+		}
+		if err := ch.fd.Wait(ctx, ch.fetch, handle); err != nil {
 			if errors.Is(err, waitfd.ErrClosed) {
 				err = errClosed
 			}
 			return nil, fmt.Errorf("rdma: get cm event: %w", err)
 		}
-		if ch.errno != 0 {
-			return nil, fmt.Errorf("rdma: get cm event: %w", ch.errno)
+		if errno != 0 {
+			return nil, fmt.Errorf("rdma: get cm event: %w", errno)
 		}
-		if ev := ch.dispatch(&ch.buf.Resp); ev != nil {
+		if ev != nil {
 			return ev, nil
 		}
 	}
@@ -213,14 +221,19 @@ func (ch *EventChannel) destroyHandle(h uint32) {
 }
 
 // Close destroys every id still open on the channel (their QPs too) and
-// closes the file, which wakes every GetEvent. Safe to call more than
-// once.
+// closes the file, which wakes every GetEvent (with an error matching
+// os.ErrClosed). From the moment Close begins no id can be created on,
+// accepted onto or migrated to the channel, so none escapes it. Safe to
+// call more than once and from several goroutines at once: every call
+// returns once the first is done, with its result.
 func (ch *EventChannel) Close() error {
+	ch.closeOnce.Do(func() { ch.closeErr = ch.close() })
+	return ch.closeErr
+}
+
+func (ch *EventChannel) close() error {
 	ch.mu.Lock()
-	if ch.closed {
-		ch.mu.Unlock()
-		return nil
-	}
+	ch.closed = true
 	ids := make([]*ID, 0, len(ch.ids))
 	for _, id := range ch.ids {
 		ids = append(ids, id)
@@ -228,12 +241,8 @@ func (ch *EventChannel) Close() error {
 	ch.mu.Unlock()
 	var errs []error
 	for _, id := range ids {
-		errs = append(errs, id.destroy())
+		errs = append(errs, id.destroy(ch))
 	}
-	ch.mu.Lock()
-	ch.closed = true
-	ch.mu.Unlock()
-	close(ch.done)
 	errs = append(errs, ch.fd.Close())
 	return errors.Join(errs...)
 }

@@ -217,7 +217,14 @@ func (id *ID) Request() (PeerParam, []byte) {
 // by Close.
 func (id *ID) createEPQP(opts *EPOptions) error {
 	const op = "create endpoint qp"
-	dev := id.Device()
+	id.mu.Lock()
+	dev := id.dev
+	err := id.begin(op)
+	id.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	defer id.end()
 	if dev == nil {
 		return fmt.Errorf("rdma: %s: no device: %w", op, errInvalid)
 	}
@@ -237,14 +244,22 @@ func (id *ID) createEPQP(opts *EPOptions) error {
 		pd.Close()
 		return fmt.Errorf("rdma: %s: %w", op, err)
 	}
-	if _, err := id.CreateQP(pd, uverbs.QPInit{SendCQ: cq, RecvCQ: cq, Cap: c, SQSigAll: opts.SQSigAll}); err != nil {
-		cq.Close()
-		pd.Close()
-		return err
-	}
+	_, err = id.CreateQP(pd, uverbs.QPInit{SendCQ: cq, RecvCQ: cq, Cap: c, SQSigAll: opts.SQSigAll})
+	// With id.cmd held, a Close is wholly before (it has destroyed the
+	// QP, and the CQ is free to go) or wholly after (it frees all three).
+	id.cmd.RLock()
 	id.mu.Lock()
-	id.epPD, id.epCQ = pd, cq
+	if err == nil && id.dead {
+		err = fmt.Errorf("rdma: %s: %w", op, errClosed)
+	}
+	if err == nil {
+		id.epPD, id.epCQ = pd, cq
+	}
 	id.mu.Unlock()
+	id.cmd.RUnlock()
+	if err != nil {
+		return errors.Join(err, cq.Close(), pd.Close())
+	}
 	return nil
 }
 

@@ -17,7 +17,9 @@ import (
 
 // checkNoLeaks registers, before the test's own, the cleanup that runs
 // after all of them: the fds and goroutines the test made, and its
-// kernel cm_ids on device dev (unless dev is nil), must be gone.
+// kernel objects on device dev (unless dev is nil: RDMA netlink's
+// resource summary, what `rdma resource` shows, cm_ids, QPs, CQs, PDs,
+// MRs and the rest), must be gone.
 func checkNoLeaks(t *testing.T, dev *uint32) {
 	t.Helper()
 	FreeDevices(mustGetDevices(t)) // the device cache's contexts are opened once per process
@@ -25,24 +27,35 @@ func checkNoLeaks(t *testing.T, dev *uint32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := func() (fds, goroutines, cmids int) {
+	count := func() (fds, goroutines int, objs map[nldev.ResourceType]uint64) {
 		ents, _ := os.ReadDir("/proc/self/fd")
+		objs = map[nldev.ResourceType]uint64{}
 		if dev != nil {
-			ids, err := nl.CMIDs(*dev)
+			s, err := nl.ResourceSummaryOf(*dev)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("cm_ids: %v", err)
+				t.Errorf("resource summary: %v", err)
 			}
-			cmids = len(ids)
+			for _, c := range s.Counts {
+				objs[c.Type] = c.Count
+			}
 		}
-		return len(ents), runtime.NumGoroutine(), cmids
+		return len(ents), runtime.NumGoroutine(), objs
 	}
-	f0, g0, c0 := count()
+	more := func(objs, than map[nldev.ResourceType]uint64) bool {
+		for typ, n := range objs {
+			if n > than[typ] {
+				return true
+			}
+		}
+		return false
+	}
+	f0, g0, o0 := count()
 	t.Cleanup(func() {
 		defer nl.Close()
-		f, g, c := count()
-		for deadline := time.Now().Add(20 * time.Second); f > f0 || g > g0 || c > c0; f, g, c = count() {
+		f, g, o := count()
+		for deadline := time.Now().Add(20 * time.Second); f > f0 || g > g0 || more(o, o0); f, g, o = count() {
 			if time.Now().After(deadline) {
-				t.Fatalf("left behind: fds %d→%d, goroutines %d→%d, cm_ids %d→%d", f0, f, g0, g, c0, c)
+				t.Fatalf("left behind: fds %d→%d, goroutines %d→%d, kernel objects %v→%v", f0, f, g0, g, o0, o)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

@@ -43,10 +43,18 @@ type ID struct {
 	qpType ib.QPType
 
 	// cmd is held (read) by every command on handle, and (write) by
-	// Close, which sets dead: no command can reach a kernel id number
-	// that was destroyed and given to another id.
+	// Close, which sets dead (holding mu too, so that either lock reads
+	// it): no command can reach a kernel id number that was destroyed
+	// and given to another id. gone is closed once Close is done.
 	cmd  sync.RWMutex
 	dead bool
+	gone chan struct{}
+
+	// creating counts the calls that are making objects for the id
+	// (CreateQP, an endpoint's PD and CQ), enrolled while it is not dead
+	// (begin): Close waits for them, and each destroys what it made if
+	// it finds the id closed when it would hand it over.
+	creating sync.WaitGroup
 
 	mu    sync.Mutex // guards what follows
 	sync  bool       // librdmacm's synchronous id: its calls wait for their events
@@ -56,6 +64,7 @@ type ID struct {
 	port  uint8
 	qp    *uverbs.QP
 	srq   bool
+	busy  bool         // a CreateQP is making the id's QP
 	mcs   []*Multicast // joined, not left
 
 	// Endpoints (cm_ep.go): what the id made for its QP and frees after
@@ -84,17 +93,21 @@ func (ch *EventChannel) CreateID(ps PortSpace, qpType ib.QPType) (*ID, error) {
 	default:
 		return nil, fmt.Errorf("rdma: %s: port space %#x does not carry %v QPs: %w", op, uint32(ps), qpType, errInvalid)
 	}
-	id := &ID{ch: ch, ps: ps, qpType: qpType}
-	if err := ch.register(id); err != nil {
-		return nil, fmt.Errorf("rdma: %s: %w", op, err)
-	}
+	// The kernel id is made first and enrolled with its handle: an id in
+	// the channel's table always has one for Close to destroy. It has
+	// no events before a command on it, so none is missed meanwhile.
+	id := &ID{ch: ch, uid: nextUID.Add(1), ps: ps, qpType: qpType}
 	req := ucma.CreateID{UID: id.uid, PS: uint16(ps), QPType: uint8(qpType)}
 	var resp ucma.CreateIDResp
 	if err := ch.write(op, ucma.RDMA_USER_CM_CMD_CREATE_ID, ucma.Bytes(&req), 8, ucma.Bytes(&resp)); err != nil {
-		ch.unregister(id)
 		return nil, err
 	}
 	id.handle = resp.ID
+	if err := ch.register(id); err != nil {
+		// Closed meanwhile: this id escaped its Close.
+		ch.destroyHandle(id.handle)
+		return nil, fmt.Errorf("rdma: %s: %w", op, err)
+	}
 	return id, nil
 }
 
@@ -406,9 +419,13 @@ func (id *ID) Disconnect() error {
 // A connected id's peer gets DISCONNECTED; a request not yet accepted is
 // rejected. Events the kernel had queued for it are dropped, and Close
 // never waits for its delivered events to be acknowledged (they hold
-// nothing of it). Safe to call more than once.
+// nothing of it). A CreateQP or JoinMulticast running meanwhile fails
+// with an error matching os.ErrClosed and leaves nothing behind; Close
+// waits for a CreateQP to have destroyed its QP. Safe to call more than
+// once and from several goroutines at once: a second call returns nil
+// once the first is done.
 func (id *ID) Close() error {
-	err := id.destroy()
+	err := id.destroy(nil)
 	id.mu.Lock()
 	own := id.ownCh
 	id.mu.Unlock()
@@ -418,17 +435,50 @@ func (id *ID) Close() error {
 	return err
 }
 
-func (id *ID) destroy() error {
-	id.cmd.Lock()
-	defer id.cmd.Unlock()
+// begin enrolls a call that makes objects for the id, unless the id is
+// closed; end, deferred, ends it. Call it with id.mu held.
+func (id *ID) begin(op string) error {
 	if id.dead {
+		return fmt.Errorf("rdma: %s: %w", op, errClosed)
+	}
+	id.creating.Add(1)
+	return nil
+}
+
+func (id *ID) end() { id.creating.Done() }
+
+// destroy destroys the id, unless on is not nil and the id has moved
+// from that channel to another (Migrate): the Close of a channel leaves
+// an id that left it alone.
+func (id *ID) destroy(on *EventChannel) error {
+	id.cmd.Lock()
+	if on != nil && id.ch != on {
+		id.cmd.Unlock()
 		return nil
 	}
-	id.dead = true
+	if id.dead {
+		gone := id.gone
+		id.cmd.Unlock()
+		<-gone
+		return nil
+	}
 	id.mu.Lock()
+	id.dead, id.gone = true, make(chan struct{})
 	qp, list, mcs, pd, cq := id.qp, id.list, id.mcs, id.epPD, id.epCQ
 	id.qp, id.list, id.dev, id.mcs, id.epPD, id.epCQ = nil, nil, nil, nil, nil, nil
 	id.mu.Unlock()
+	err := id.destroyLocked(qp, list, mcs, pd, cq)
+	id.cmd.Unlock()
+	// Calls making objects for the id find it dead at their next
+	// command, or when they would hand their objects over, and destroy
+	// them: wait for that.
+	id.creating.Wait()
+	close(id.gone)
+	return err
+}
+
+// destroyLocked frees what destroy took from the id, id.cmd held.
+func (id *ID) destroyLocked(qp *uverbs.QP, list []*Device, mcs []*Multicast, pd *uverbs.PD, cq *uverbs.CQ) error {
 	// DESTROY_ID leaves the id's groups; the QP's attachments go with it.
 	for _, m := range mcs {
 		id.ch.unregisterMC(m)

@@ -59,23 +59,61 @@ func (id *ID) JoinMulticast(ctx context.Context, group netip.Addr, sendOnly bool
 		req.JoinFlags = ucma.RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER
 	}
 	req.AddrSize = ucma.PutSockaddr(&req.Addr, netip.AddrPortFrom(group, 0))
-	if err := id.Channel().registerMC(m); err != nil {
-		return nil, fmt.Errorf("rdma: %s: %w", op, err)
+	if err := id.enrollMC(op, m); err != nil {
+		return nil, err
 	}
 	req.UID = m.uid
 	var resp ucma.CreateIDResp
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_JOIN_MCAST, ucma.Bytes(&req), 0, ucma.Bytes(&resp)); err != nil {
-		id.Channel().unregisterMC(m)
+	err := id.write(op, ucma.RDMA_USER_CM_CMD_JOIN_MCAST, ucma.Bytes(&req), 0, ucma.Bytes(&resp))
+	m.handle = resp.ID
+	if err == nil {
+		id.mu.Lock()
+		if id.dead {
+			// Closed after the join: DESTROY_ID left the group, and
+			// Close unenrolled it.
+			err = fmt.Errorf("rdma: %s: %w", op, errClosed)
+		}
+		id.mu.Unlock()
+	}
+	if err != nil {
+		m.forget()
 		return nil, err
 	}
-	m.handle = resp.ID
-	id.mu.Lock()
-	id.mcs = append(id.mcs, m)
-	id.mu.Unlock()
 	if err := id.await(ctx, op, EventMulticastJoin); err != nil {
 		return nil, errors.Join(err, m.Leave())
 	}
 	return m, nil
+}
+
+// enrollMC puts m in the id's groups and the channel's table before the
+// kernel can report its events, unless the id is closed: Close then
+// finds it there, so that none escapes it.
+func (id *ID) enrollMC(op string, m *Multicast) error {
+	id.cmd.RLock() // the id's channel does not change meanwhile (Migrate)
+	defer id.cmd.RUnlock()
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	if id.dead {
+		return fmt.Errorf("rdma: %s: %w", op, errClosed)
+	}
+	if err := id.ch.registerMC(m); err != nil {
+		return fmt.Errorf("rdma: %s: %w", op, err)
+	}
+	id.mcs = append(id.mcs, m)
+	return nil
+}
+
+// forget takes m out of its id's groups and its channel's table.
+func (m *Multicast) forget() {
+	m.id.Channel().unregisterMC(m)
+	m.id.mu.Lock()
+	for i, x := range m.id.mcs {
+		if x == m {
+			m.id.mcs = append(m.id.mcs[:i], m.id.mcs[i+1:]...)
+			break
+		}
+	}
+	m.id.mu.Unlock()
 }
 
 // onJoin attaches the id's QP to the group of a MULTICAST_JOIN.
@@ -119,15 +157,7 @@ func (m *Multicast) Leave() error {
 	if err := m.id.write(op, ucma.RDMA_USER_CM_CMD_LEAVE_MCAST, ucma.Bytes(&req), 0, ucma.Bytes(&resp)); err != nil && !errors.Is(err, errClosed) {
 		errs = append(errs, err)
 	}
-	m.id.Channel().unregisterMC(m)
-	m.id.mu.Lock()
-	for i, x := range m.id.mcs {
-		if x == m {
-			m.id.mcs = append(m.id.mcs[:i], m.id.mcs[i+1:]...)
-			break
-		}
-	}
-	m.id.mu.Unlock()
+	m.forget()
 	return errors.Join(errs...)
 }
 

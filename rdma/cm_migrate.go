@@ -64,9 +64,7 @@ func (id *ID) migrate(op string, ch *EventChannel) (*EventChannel, error) {
 			return old, fmt.Errorf("rdma: %s: %w", op, err)
 		}
 	}
-	req := ucma.MigrateID{ID: id.handle, FD: uint32(old.FD())}
-	var resp ucma.MigrateResp
-	if err := ch.write(op, ucma.RDMA_USER_CM_CMD_MIGRATE_ID, ucma.Bytes(&req), 0, ucma.Bytes(&resp)); err != nil {
+	if err := ch.migrateFrom(op, old, id.handle); err != nil {
 		id.unmigrate(ch, mcs)
 		return old, err
 	}
@@ -84,4 +82,19 @@ func (id *ID) unmigrate(ch *EventChannel, mcs []*Multicast) {
 	for _, m := range mcs {
 		ch.unregisterMC(m)
 	}
+}
+
+// migrateFrom sends MIGRATE_ID on ch for the id handle of channel old.
+// The command names old's fd: it is taken through old's Control, which
+// keeps that file open (its number not reused by another file) until
+// the kernel has answered, never from the display value FD().
+func (ch *EventChannel) migrateFrom(op string, old *EventChannel, handle uint32) error {
+	err := ch.fd.Control(func(fd int) error {
+		return old.fd.Control(func(oldFD int) error {
+			req := ucma.MigrateID{ID: handle, FD: uint32(oldFD)}
+			var resp ucma.MigrateResp
+			return ucma.Write(fd, ucma.RDMA_USER_CM_CMD_MIGRATE_ID, ucma.Bytes(&req), 0, ucma.Bytes(&resp))
+		})
+	})
+	return ch.wrapErr(op, err)
 }

@@ -1,6 +1,7 @@
 package rdma
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rdmastack/rdmastack/ib"
@@ -13,31 +14,65 @@ import (
 // (the id's type is used). The kernel's connection manager gives the
 // attributes: an RC QP is moved to INIT and connected by Connect or
 // Accept; a UD QP is moved to INIT, RTR and RTS at once, with the id's
-// qkey. The QP belongs to the id: Close destroys it.
+// qkey. The QP belongs to the id: Close destroys it. An id has one QP: a
+// second CreateQP, or one while another runs, fails with ErrQPExists;
+// one that Close overtakes fails with an error matching os.ErrClosed,
+// having destroyed what it made.
 func (id *ID) CreateQP(pd *uverbs.PD, init uverbs.QPInit) (*uverbs.QP, error) {
 	const op = "create qp"
-	if err := id.live(op); err != nil {
+	id.mu.Lock()
+	dev := id.dev
+	err := id.begin(op)
+	switch {
+	case err != nil:
+	case id.qp != nil || id.busy:
+		id.end()
+		err = fmt.Errorf("rdma: %s: %w", op, ErrQPExists)
+	case dev == nil:
+		id.end()
+		err = fmt.Errorf("rdma: %s: the id is not bound to a device (resolve its address first): %w", op, errInvalid)
+	case pd == nil || pd.Context() != dev.ctx:
+		id.end()
+		err = fmt.Errorf("rdma: %s: the PD is not of %s's context (Device().Context()): %w", op, dev.name, errInvalid)
+	default:
+		id.busy = true
+	}
+	id.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
+	defer id.end()
+	qp, err := id.createQP(pd, init)
+	// Hand the QP over, unless Close came meanwhile (it set dead and
+	// took id.qp under id.mu): then it is this call's to destroy.
 	id.mu.Lock()
-	dev, have := id.dev, id.qp != nil
-	id.mu.Unlock()
-	switch {
-	case have:
-		return nil, fmt.Errorf("rdma: %s: the id has a QP: %w", op, errInvalid)
-	case dev == nil:
-		return nil, fmt.Errorf("rdma: %s: the id is not bound to a device (resolve its address first): %w", op, errInvalid)
-	case pd == nil || pd.Context() != dev.ctx:
-		return nil, fmt.Errorf("rdma: %s: the PD is not of %s's context (Device().Context()): %w", op, dev.name, errInvalid)
+	id.busy = false
+	if err == nil && id.dead {
+		err = errClosed
 	}
+	if err == nil {
+		id.qp, id.srq = qp, init.SRQ != nil
+	}
+	id.mu.Unlock()
+	if err != nil {
+		if qp != nil {
+			err = errors.Join(err, qp.Close())
+		}
+		return nil, fmt.Errorf("rdma: %s: %w", op, err)
+	}
+	return qp, nil
+}
+
+// createQP makes the QP and moves it to INIT (RTS for UD); on failure it
+// returns the QP still to destroy, if one was made.
+func (id *ID) createQP(pd *uverbs.PD, init uverbs.QPInit) (*uverbs.QP, error) {
 	init.Type = id.qpType
 	qp, err := pd.CreateQP(init)
 	if err != nil {
-		return nil, fmt.Errorf("rdma: %s: %w", op, err)
+		return nil, err
 	}
 	if err := id.modify(qp, ib.QPStateInit, nil); err != nil {
-		qp.Close()
-		return nil, fmt.Errorf("rdma: %s: %w", op, err)
+		return qp, err
 	}
 	if id.qpType == ib.QPTypeUD {
 		err := qp.Modify(&uverbs.QPAttr{State: ib.QPStateRTR}, uverbs.QPAttrState)
@@ -45,13 +80,9 @@ func (id *ID) CreateQP(pd *uverbs.PD, init uverbs.QPInit) (*uverbs.QP, error) {
 			err = qp.Modify(&uverbs.QPAttr{State: ib.QPStateRTS}, uverbs.QPAttrState|uverbs.QPAttrSQPSN)
 		}
 		if err != nil {
-			qp.Close()
-			return nil, fmt.Errorf("rdma: %s: %w", op, err)
+			return qp, err
 		}
 	}
-	id.mu.Lock()
-	id.qp, id.srq = qp, init.SRQ != nil
-	id.mu.Unlock()
 	return qp, nil
 }
 

@@ -28,5 +28,10 @@ var (
 	// matches os.ErrClosed.
 	errClosed = fmt.Errorf("closed: %w", os.ErrClosed)
 
+	// ErrQPExists is matched by the error of CreateQP on an id that has
+	// a QP, or is making one in another goroutine: an id has one QP. It
+	// also matches unix.EEXIST.
+	ErrQPExists = fmt.Errorf("the id has a QP: %w", unix.EEXIST)
+
 	errInvalid = unix.EINVAL
 )

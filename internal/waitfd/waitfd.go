@@ -11,6 +11,12 @@
 // fd readable. The kernel fd is closed by the runtime only once no read
 // or Control call uses it any more, so a number reused after Close can
 // never be read by a waiter of the old one.
+//
+// An FD is the only serializer of its readers: one turn, held from the
+// read (or fetch) until its result is in the caller's hands (and, for
+// Wait, handled), so that concurrent readers each get distinct events,
+// none lost and none twice, and events fetched with Wait are handled in
+// the order the kernel queued them. TryRead never waits for the turn.
 package waitfd
 
 import (
@@ -50,7 +56,8 @@ var longAgo = time.Unix(1, 0)
 
 // FD is one kernel event fd. Reads wait one at a time, in the order the
 // runtime gives the turn; every waiter can be stopped by its context or
-// by Close.
+// by Close. The turn covers the whole read: the system call, and copying
+// its result out (Read) or handling it (Wait).
 type FD struct {
 	f    *os.File
 	rc   syscall.RawConn
@@ -62,9 +69,10 @@ type FD struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	// What the reader holding the turn reads into (then copied out, so
-	// that the caller's buffer does not escape), and the callbacks, made
-	// once so that a read does not allocate a closure.
+	// What the reader holding the turn reads into (then copied out,
+	// still holding the turn, so that the caller's buffer does not
+	// escape), and the callbacks, made once so that a read does not
+	// allocate a closure. Only the turn's holder touches them.
 	scratch []byte
 	want    int
 	n       int
@@ -199,10 +207,14 @@ func (e *FD) result(b []byte) (int, error) {
 }
 
 // TryRead reads what the kernel has queued without waiting; ok is false
-// when nothing is. It does not allocate.
+// when nothing is, and also when another reader holds the turn (it is
+// waiting, and takes what comes): TryRead never waits, not even for the
+// turn. It fails with an error matching os.ErrClosed once the FD is
+// closed. It does not allocate.
 func (e *FD) TryRead(b []byte) (n int, ok bool, err error) {
-	if !e.take(nil) {
-		return 0, false, ErrClosed
+	held, err := e.tryTake()
+	if !held {
+		return 0, false, err
 	}
 	defer e.give()
 	e.prepare(b)
@@ -222,10 +234,7 @@ func (e *FD) TryRead(b []byte) (n int, ok bool, err error) {
 // passes, and an error matching os.ErrClosed when the FD is closed,
 // before or during the wait.
 func (e *FD) Read(ctx context.Context, b []byte) (int, error) {
-	if err := e.wait(ctx, e.readFn, b); err != nil {
-		return 0, err
-	}
-	return e.result(b)
+	return e.wait(ctx, e.readFn, b, nil)
 }
 
 // Wait is Read for files whose events are not read(2) but fetched by
@@ -233,75 +242,80 @@ func (e *FD) Read(ctx context.Context, b []byte) (int, error) {
 // it calls try with the fd, with the turn held, until try reports done,
 // parking the goroutine in the netpoller between tries (try must return
 // false only when the kernel said EAGAIN, so that readiness wakes the
-// wait). try must not block. Wait returns the same errors as Read; what
-// try got, it keeps itself. With a try made once (a method value stored
-// by the caller), Wait does not allocate.
-func (e *FD) Wait(ctx context.Context, try func(fd uintptr) (done bool)) error {
-	return e.wait(ctx, try, nil)
+// wait). try must not block. Once try is done, handle (when not nil) is
+// called, the turn still held and the fd no longer in use: it takes what
+// try got, and may act on it (with Control, say) before another reader
+// fetches what the kernel queued next, so that events are handled one at
+// a time in the kernel's order. handle must not call the FD's Read,
+// TryRead, Wait or Close. Wait returns the same errors as Read; handle
+// runs only when Wait returns nil. With try and handle made once (method
+// values stored by the caller), Wait does not allocate.
+func (e *FD) Wait(ctx context.Context, try func(fd uintptr) (done bool), handle func()) error {
+	_, err := e.wait(ctx, try, nil, handle)
+	return err
 }
 
 // wait is the loop Read and Wait share; b, when not nil, is what a read
-// callback reads into.
-func (e *FD) wait(ctx context.Context, fn func(uintptr) bool, b []byte) error {
+// callback reads into, copied out before the turn is given up, and
+// handle, when not nil, runs with the turn held once fn is done.
+func (e *FD) wait(ctx context.Context, fn func(uintptr) bool, b []byte, handle func()) (int, error) {
 	if err := ctx.Err(); err != nil {
-		return ContextError(err)
+		return 0, ContextError(err)
 	}
 	if !e.take(ctx) {
 		if e.closed.Load() {
-			return ErrClosed
+			return 0, ErrClosed
 		}
-		return ContextError(ctx.Err())
+		return 0, ContextError(ctx.Err())
 	}
 	defer e.give()
 	dl, _ := ctx.Deadline()
 	e.watch(ctx)
 	for {
 		if err := e.setDeadline(dl); err != nil {
-			return e.mapErr(err)
+			return 0, e.mapErr(err)
 		}
 		if b != nil {
 			e.prepare(b)
 		}
 		e.first = true
 		if err := e.rc.Read(fn); err == nil {
-			return nil
+			// Done, the turn still held: the result goes to this
+			// caller before another reader can read over it.
+			if handle != nil {
+				handle()
+			}
+			if b != nil {
+				return e.result(b)
+			}
+			return 0, nil
 		} else if !errors.Is(err, os.ErrDeadlineExceeded) {
-			return e.mapErr(err)
+			return 0, e.mapErr(err)
 		}
 		// Woken by a deadline: ours, a cancellation, or the stale kick
 		// of a context an earlier wait used.
 		if err := ctx.Err(); err != nil {
-			return ContextError(err)
+			return 0, ContextError(err)
 		}
 		if !dl.IsZero() && !time.Now().Before(dl) {
-			return DeadlineExceeded
+			return 0, DeadlineExceeded
 		}
 		e.kicked.Store(true)
 	}
 }
 
-// take gets the turn to read; with a nil ctx it does not wait. It fails
-// when the FD is closed or ctx is done first.
+// take gets the turn to read, waiting for it. It fails when the FD is
+// closed or ctx is done first.
 func (e *FD) take(ctx context.Context) bool {
 	select {
 	case e.turn <- struct{}{}:
 	default:
-		if ctx == nil {
-			// Another reader holds the turn: TryRead waits for it, as a
-			// read that never blocks takes no time.
-			select {
-			case e.turn <- struct{}{}:
-			case <-e.done:
-				return false
-			}
-		} else {
-			select {
-			case e.turn <- struct{}{}:
-			case <-ctx.Done():
-				return false
-			case <-e.done:
-				return false
-			}
+		select {
+		case e.turn <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		case <-e.done:
+			return false
 		}
 	}
 	if e.closed.Load() {
@@ -309,6 +323,25 @@ func (e *FD) take(ctx context.Context) bool {
 		return false
 	}
 	return true
+}
+
+// tryTake gets the turn only if nobody holds it: held is false, with a
+// nil error, when another reader does, and with ErrClosed when the FD is
+// closed (Close holds the turn for good).
+func (e *FD) tryTake() (held bool, err error) {
+	select {
+	case e.turn <- struct{}{}:
+	default:
+		if e.closed.Load() {
+			return false, ErrClosed
+		}
+		return false, nil
+	}
+	if e.closed.Load() {
+		<-e.turn
+		return false, ErrClosed
+	}
+	return true, nil
 }
 
 func (e *FD) give() { <-e.turn }
