@@ -16,6 +16,10 @@ import (
 	"github.com/rdmastack/rdmastack/internal/kabi/kabitest"
 )
 
+// noFD is the fd of commands the fake kernel answers: one that bypassed
+// kabi would fail with EBADF.
+const noFD = -1
+
 // hdr is the test command's frame: a command number, an output length, and
 // the pointer field the kernel follows, as ucma's and uverbs' are.
 type hdr struct {
@@ -116,7 +120,7 @@ func TestSendFakeKernel(t *testing.T) {
 	m := kabi.NewMsg(kabi.Sizeof[hdr](), 5)
 	h := hdr{Cmd: 1, Out: 5, Tag: 0xab}
 	copy(m.Frame(), kabi.Bytes(&h))
-	if err := m.Send(3, kabi.Ptr{At: 8}); err != nil {
+	if err := m.Send(noFD, kabi.Ptr{At: 8}); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(m.Buf(), bytes.Repeat([]byte{0xab}, 5)) {
@@ -126,12 +130,12 @@ func TestSendFakeKernel(t *testing.T) {
 	h = hdr{Cmd: 2, Out: 6}
 	copy(in.Frame(), kabi.Bytes(&h))
 	copy(in.Buf(), "optval")
-	if err := in.Send(3, kabi.Ptr{At: 8}); err != nil {
+	if err := in.Send(noFD, kabi.Ptr{At: 8}); err != nil {
 		t.Fatal(err)
 	}
 	h = hdr{Cmd: 3}
 	copy(in.Frame(), kabi.Bytes(&h))
-	if err := in.Send(3); !errors.Is(err, unix.EINVAL) {
+	if err := in.Send(noFD); !errors.Is(err, unix.EINVAL) {
 		t.Fatalf("the kernel's errno: %v", err)
 	}
 	if k.Calls() != 3 {
@@ -158,7 +162,7 @@ func TestCallerMemoryRefused(t *testing.T) {
 		m := kabi.NewMsg(kabi.Sizeof[hdr](), 0)
 		h := hdr{Cmd: 1, Out: 8, Resp: addr}
 		copy(m.Frame(), kabi.Bytes(&h))
-		if err := m.Send(3); !errors.Is(err, unix.EFAULT) {
+		if err := m.Send(noFD); !errors.Is(err, unix.EFAULT) {
 			t.Errorf("a frame pointing at caller memory: %v, want EFAULT", err)
 		}
 		if v := k.Violations(); len(v) != 1 {
@@ -172,7 +176,7 @@ func TestCallerMemoryRefused(t *testing.T) {
 	m := kabi.NewMsg(kabi.Sizeof[hdr](), 8)
 	h := hdr{Cmd: 1, Out: 9}
 	copy(m.Frame(), kabi.Bytes(&h))
-	if err := m.Send(3, kabi.Ptr{At: 8}); !errors.Is(err, unix.EFAULT) {
+	if err := m.Send(noFD, kabi.Ptr{At: 8}); !errors.Is(err, unix.EFAULT) {
 		t.Errorf("a response longer than the buffer: %v, want EFAULT", err)
 	}
 	if v := k.Violations(); len(v) != 1 {
@@ -183,11 +187,11 @@ func TestCallerMemoryRefused(t *testing.T) {
 func TestSendErrors(t *testing.T) {
 	m := kabi.NewMsg(16, 8)
 	for _, p := range []kabi.Ptr{{At: -1}, {At: 9}, {At: 16}, {At: 0, Off: 9}, {At: 0, Off: -1}} {
-		if err := m.Send(3, p); !errors.Is(err, unix.EINVAL) {
+		if err := m.Send(noFD, p); !errors.Is(err, unix.EINVAL) {
 			t.Errorf("%+v: %v, want EINVAL", p, err)
 		}
 	}
-	if err := kabi.NewMsg(4, 8).Send(3, kabi.Ptr{}); !errors.Is(err, unix.EINVAL) {
+	if err := kabi.NewMsg(4, 8).Send(noFD, kabi.Ptr{}); !errors.Is(err, unix.EINVAL) {
 		t.Errorf("a pointer field in a 4-byte frame: %v, want EINVAL", err)
 	}
 	var calls int
@@ -206,13 +210,13 @@ func TestSendErrors(t *testing.T) {
 		return 0, unix.ENOSYS
 	})
 	defer restore()
-	if err := m.Send(3); !errors.Is(err, io.ErrShortWrite) || calls != 3 {
+	if err := m.Send(noFD); !errors.Is(err, io.ErrShortWrite) || calls != 3 {
 		t.Fatalf("short write after two EINTRs: %v after %d calls", err, calls)
 	}
-	if err := m.Send(3); err != nil || !errors.Is(reentered, unix.EBUSY) {
+	if err := m.Send(noFD); err != nil || !errors.Is(reentered, unix.EBUSY) {
 		t.Fatalf("send %v, a second send of the same message meanwhile %v, want EBUSY", err, reentered)
 	}
-	if err := m.Send(3); !errors.Is(err, unix.ENOSYS) {
+	if err := m.Send(noFD); !errors.Is(err, unix.ENOSYS) {
 		t.Fatalf("send: %v, want the hook's ENOSYS", err)
 	}
 	if kabi.Pinned() != 0 {
@@ -296,7 +300,7 @@ func sendOne(tag uint64) error {
 	m := kabi.NewMsg(kabi.Sizeof[hdr](), out)
 	h := hdr{Cmd: 1, Out: uint32(out), Tag: tag}
 	copy(m.Frame(), kabi.Bytes(&h))
-	if err := m.Send(3, kabi.Ptr{At: 8}); err != nil {
+	if err := m.Send(noFD, kabi.Ptr{At: 8}); err != nil {
 		return err
 	}
 	for i, b := range m.Buf() {

@@ -17,6 +17,10 @@ import (
 	"github.com/rdmastack/rdmastack/internal/kabi/kabitest"
 )
 
+// noFD is the fd of commands the fake kernel answers: one that bypassed
+// kabi would fail with EBADF.
+const noFD = -1
+
 // kernelPtr is where rdma_user_cm.h puts the u64 each command's kernel
 // side follows (ucma.c's u64_to_user_ptr of cmd.response, or of optval
 // for SET_OPTION), taken from the C header rather than from the Go
@@ -185,7 +189,7 @@ func TestCommandPointers(t *testing.T) {
 	cmds := commands()
 	for _, c := range cmds {
 		read = nil
-		resp, err := c.send(3)
+		resp, err := c.send(noFD)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -233,7 +237,7 @@ func TestCommandsAcrossMovingStacks(t *testing.T) {
 				c := cmds[(i+w)%len(cmds)]
 				var resp []byte
 				var err error
-				kabitest.AtDepth((i*5+w*11)%48, func() { resp, err = c.send(3) })
+				kabitest.AtDepth((i*5+w*11)%48, func() { resp, err = c.send(noFD) })
 				if err == nil && resp != nil && !bytes.Equal(resp, respond(c.cmd, c.req, len(resp))) {
 					err = errors.New("response lost")
 				}
@@ -306,7 +310,7 @@ func TestCreateIDEncoding(t *testing.T) {
 	kabitest.New(t, func(c *kabitest.Call) error { frame = c.Frame; return nil })
 	req := CreateID{UID: 0x0102030405060708, PS: 0x0106 /* RDMA_PS_TCP */, QPType: 2 /* IB_QPT_RC */}
 	var resp CreateIDResp
-	if err := Write(3, RDMA_USER_CM_CMD_CREATE_ID, kabi.Bytes(&req), 8, kabi.Bytes(&resp)); err != nil {
+	if err := Write(noFD, RDMA_USER_CM_CMD_CREATE_ID, kabi.Bytes(&req), 8, kabi.Bytes(&resp)); err != nil {
 		t.Fatal(err)
 	}
 	// cmd 0, in 24, out 4; uid; response (checked apart); ps 0x106, qp_type 2.
@@ -327,11 +331,11 @@ func TestWriteErrors(t *testing.T) {
 	req := DestroyID{ID: 1}
 	var resp DestroyIDResp
 	for _, off := range []int{-1, 9, 16} {
-		if err := Write(3, RDMA_USER_CM_CMD_DESTROY_ID, kabi.Bytes(&req), off, kabi.Bytes(&resp)); !errors.Is(err, unix.EINVAL) {
+		if err := Write(noFD, RDMA_USER_CM_CMD_DESTROY_ID, kabi.Bytes(&req), off, kabi.Bytes(&resp)); !errors.Is(err, unix.EINVAL) {
 			t.Errorf("response field at %d: %v, want EINVAL", off, err)
 		}
 	}
-	if err := WriteIn(3, RDMA_USER_CM_CMD_SET_OPTION, make([]byte, 24), 0, make([]byte, 0x10000)); !errors.Is(err, unix.E2BIG) {
+	if err := WriteIn(noFD, RDMA_USER_CM_CMD_SET_OPTION, make([]byte, 24), 0, make([]byte, 0x10000)); !errors.Is(err, unix.E2BIG) {
 		t.Errorf("a 64 KiB optval: %v, want E2BIG", err)
 	}
 	if k.Calls() != 0 {
@@ -344,10 +348,10 @@ func TestWriteErrors(t *testing.T) {
 func TestShortWrite(t *testing.T) {
 	defer kabi.SetHook(func(fd int, frame []byte, pins *kabi.Pins) (int, error) { return len(frame) - 1, nil })()
 	req := Disconnect{ID: 1}
-	if err := Write(3, RDMA_USER_CM_CMD_DISCONNECT, kabi.Bytes(&req), 0, nil); !errors.Is(err, io.ErrShortWrite) {
+	if err := Write(noFD, RDMA_USER_CM_CMD_DISCONNECT, kabi.Bytes(&req), 0, nil); !errors.Is(err, io.ErrShortWrite) {
 		t.Errorf("short write: %v", err)
 	}
-	if e := NewEventBuf().Fetch(3); e != unix.EIO {
+	if e := NewEventBuf().Fetch(^uintptr(0)); e != unix.EIO {
 		t.Errorf("short GET_EVENT: %v, want EIO", e)
 	}
 }
