@@ -14,9 +14,3 @@ func Decode[T any](b []byte) T {
 	copy(Bytes(&v), b)
 	return v
 }
-
-// ConnParam is the event's param union read as struct rdma_ucm_conn_param.
-func (r *EventResp) ConnParam() ConnParam { return Decode[ConnParam](r.Param[:]) }
-
-// UDParam is the event's param union read as struct rdma_ucm_ud_param.
-func (r *EventResp) UDParam() UDParam { return Decode[UDParam](r.Param[:]) }

@@ -49,3 +49,9 @@ func (b *EventBuf) Fetch(fd uintptr) unix.Errno {
 		return unix.EIO
 	}
 }
+
+// ConnParam is the event's param union read as struct rdma_ucm_conn_param.
+func (r *EventResp) ConnParam() ConnParam { return Decode[ConnParam](r.Param[:]) }
+
+// UDParam is the event's param union read as struct rdma_ucm_ud_param.
+func (r *EventResp) UDParam() UDParam { return Decode[UDParam](r.Param[:]) }
