@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 	"github.com/rdmastack/rdmastack/uverbs"
@@ -90,7 +91,7 @@ func (ch *EventChannel) CreateID(ps PortSpace, qpType ib.QPType) (*ID, error) {
 	}
 	req := ucma.CreateID{UID: id.uid, PS: uint16(ps), QPType: uint8(qpType)}
 	var resp ucma.CreateIDResp
-	if err := ch.write(op, ucma.RDMA_USER_CM_CMD_CREATE_ID, ucma.Bytes(&req), 8, ucma.Bytes(&resp)); err != nil {
+	if err := ch.write(op, ucma.RDMA_USER_CM_CMD_CREATE_ID, kabi.Bytes(&req), 8, kabi.Bytes(&resp)); err != nil {
 		ch.unregister(id)
 		return nil, err
 	}
@@ -170,7 +171,7 @@ func (id *ID) Bind(addr netip.AddrPort) error {
 	if req.AddrSize = ucma.PutSockaddr(&req.Addr, addr); req.AddrSize == 0 {
 		return fmt.Errorf("rdma: %s: not an IP address: %w", op, errInvalid)
 	}
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_BIND, ucma.Bytes(&req), 0, nil); err != nil {
+	if err := id.write(op, ucma.RDMA_USER_CM_CMD_BIND, kabi.Bytes(&req), 0, nil); err != nil {
 		return err
 	}
 	_, err := id.queryAddr()
@@ -195,7 +196,7 @@ func (id *ID) ResolveAddr(ctx context.Context, src, dst netip.AddrPort, timeout 
 	if src.IsValid() {
 		req.SrcSize = ucma.PutSockaddr(&req.SrcAddr, src)
 	}
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_RESOLVE_ADDR, ucma.Bytes(&req), 0, nil); err != nil {
+	if err := id.write(op, ucma.RDMA_USER_CM_CMD_RESOLVE_ADDR, kabi.Bytes(&req), 0, nil); err != nil {
 		return err
 	}
 	return id.await(ctx, op, EventAddrResolved)
@@ -211,7 +212,7 @@ func (id *ID) ResolveRoute(ctx context.Context, timeout time.Duration) error {
 		return err
 	}
 	req := ucma.ResolveRoute{ID: id.handle, TimeoutMs: ms}
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_RESOLVE_ROUTE, ucma.Bytes(&req), 0, nil); err != nil {
+	if err := id.write(op, ucma.RDMA_USER_CM_CMD_RESOLVE_ROUTE, kabi.Bytes(&req), 0, nil); err != nil {
 		return err
 	}
 	return id.await(ctx, op, EventRouteResolved)
@@ -229,7 +230,7 @@ func millis(op string, d time.Duration) (uint32, error) {
 // or less means the kernel's maximum (net.rdma_ucm.max_backlog).
 func (id *ID) Listen(backlog int) error {
 	req := ucma.Listen{ID: id.handle, Backlog: uint32(max(backlog, 0))}
-	return id.write("listen", ucma.RDMA_USER_CM_CMD_LISTEN, ucma.Bytes(&req), 0, nil)
+	return id.write("listen", ucma.RDMA_USER_CM_CMD_LISTEN, kabi.Bytes(&req), 0, nil)
 }
 
 // ConnParam is what Connect and Accept send (struct rdma_conn_param).
@@ -326,7 +327,7 @@ func (id *ID) Connect(ctx context.Context, param *ConnParam) error {
 		}
 	}
 	req := ucma.Connect{ConnParam: c, ID: id.handle}
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_CONNECT, ucma.Bytes(&req), 0, nil); err != nil {
+	if err := id.write(op, ucma.RDMA_USER_CM_CMD_CONNECT, kabi.Bytes(&req), 0, nil); err != nil {
 		return err
 	}
 	return id.await(ctx, op, EventEstablished)
@@ -359,7 +360,7 @@ func (id *ID) Accept(ctx context.Context, param *ConnParam) error {
 		}
 	}
 	req := ucma.Accept{UID: id.uid, ConnParam: c, ID: id.handle}
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_ACCEPT, ucma.Bytes(&req), 0, nil); err != nil {
+	if err := id.write(op, ucma.RDMA_USER_CM_CMD_ACCEPT, kabi.Bytes(&req), 0, nil); err != nil {
 		if qp := id.QP(); qp != nil {
 			qp.Modify(&uverbs.QPAttr{State: ib.QPStateErr}, uverbs.QPAttrState)
 		}
@@ -382,7 +383,7 @@ func (id *ID) Reject(privateData []byte) error {
 	}
 	req := ucma.Reject{ID: id.handle, PrivateDataLen: uint8(len(privateData))}
 	copy(req.PrivateData[:], privateData)
-	return id.write(op, ucma.RDMA_USER_CM_CMD_REJECT, ucma.Bytes(&req), 0, nil)
+	return id.write(op, ucma.RDMA_USER_CM_CMD_REJECT, kabi.Bytes(&req), 0, nil)
 }
 
 // Disconnect moves the QP to the error state (flushing its work
@@ -399,7 +400,7 @@ func (id *ID) Disconnect() error {
 		}
 	}
 	req := ucma.Disconnect{ID: id.handle}
-	return id.write(op, ucma.RDMA_USER_CM_CMD_DISCONNECT, ucma.Bytes(&req), 0, nil)
+	return id.write(op, ucma.RDMA_USER_CM_CMD_DISCONNECT, kabi.Bytes(&req), 0, nil)
 }
 
 // Close destroys the id's QP and the id (rdma_destroy_qp, rdma_destroy_id).
@@ -442,7 +443,7 @@ func (id *ID) destroy() error {
 	}
 	req := ucma.DestroyID{ID: id.handle}
 	var resp ucma.DestroyIDResp
-	err := id.ch.write("destroy id", ucma.RDMA_USER_CM_CMD_DESTROY_ID, ucma.Bytes(&req), 0, ucma.Bytes(&resp))
+	err := id.ch.write("destroy id", ucma.RDMA_USER_CM_CMD_DESTROY_ID, kabi.Bytes(&req), 0, kabi.Bytes(&resp))
 	if err != nil && !errors.Is(err, errClosed) {
 		errs = append(errs, err)
 	}

@@ -3,6 +3,7 @@ package rdma
 import (
 	"fmt"
 
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 )
 
@@ -66,7 +67,7 @@ func (id *ID) migrate(op string, ch *EventChannel) (*EventChannel, error) {
 	}
 	req := ucma.MigrateID{ID: id.handle, FD: uint32(old.FD())}
 	var resp ucma.MigrateResp
-	if err := ch.write(op, ucma.RDMA_USER_CM_CMD_MIGRATE_ID, ucma.Bytes(&req), 0, ucma.Bytes(&resp)); err != nil {
+	if err := ch.write(op, ucma.RDMA_USER_CM_CMD_MIGRATE_ID, kabi.Bytes(&req), 0, kabi.Bytes(&resp)); err != nil {
 		id.unmigrate(ch, mcs)
 		return old, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -77,7 +78,7 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 	var resp abi.CreateQpResp
 	drv := make([]byte, driverData(c.dev.DriverID).createQPOut)
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_QP,
-		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
+		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
 		c.unregister(qp.userHandle)
 		return nil, err
 	}
@@ -175,7 +176,7 @@ func (qp *QP) Modify(attr *QPAttr, mask QPAttrMask) error {
 		MaxRdAtomic: attr.MaxRdAtomic, MaxDestRdAtomic: attr.MaxDestRdAtomic, MinRnrTimer: attr.MinRNRTimer,
 		PortNum: attr.Port, Timeout: attr.Timeout, RetryCnt: attr.RetryCnt, RnrRetry: attr.RNRRetry,
 		AltPortNum: attr.AltPort, AltTimeout: attr.AltTimeout}
-	return qp.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_MODIFY_QP, Req: abi.Bytes(&req)})
+	return qp.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_MODIFY_QP, Req: kabi.Bytes(&req)})
 }
 
 // Query returns the QP's attributes; mask says which the caller needs
@@ -187,7 +188,7 @@ func (qp *QP) Query(mask QPAttrMask) (*QPAttr, error) {
 	}
 	req := abi.QueryQp{QpHandle: qp.handle, AttrMask: uint32(mask)}
 	var r abi.QueryQpResp
-	if err := qp.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_QP, Req: abi.Bytes(&req), Resp: abi.Bytes(&r)}); err != nil {
+	if err := qp.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_QP, Req: kabi.Bytes(&req), Resp: kabi.Bytes(&r)}); err != nil {
 		return nil, err
 	}
 	return decodeQPAttr(&r), nil
@@ -210,7 +211,7 @@ func (qp *QP) Close() error {
 		req := abi.DestroyQp{QpHandle: qp.handle}
 		var resp abi.DestroyQpResp
 		err := qp.ctx.write(fmt.Sprintf("destroy qp %d", qp.num), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_QP,
-			Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)})
+			Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)})
 		if err == nil {
 			qp.ctx.unregister(qp.userHandle)
 		}

@@ -43,7 +43,7 @@ func (s *SRQ) Modify(attr SRQAttr, mask SRQAttrMask) error {
 		return err
 	}
 	req := abi.ModifySrq{SrqHandle: s.handle, AttrMask: uint32(mask), MaxWr: attr.MaxWR, SrqLimit: attr.SRQLimit}
-	w := &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_MODIFY_SRQ, Req: abi.Bytes(&req)}
+	w := &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_MODIFY_SRQ, Req: kabi.Bytes(&req)}
 	// rxe needs struct rxe_modify_srq_cmd always, and writes a resized
 	// queue's struct mminfo to the address it holds: memory pinned through
 	// kabi for the call, on the write() and the ioctl path alike
@@ -53,8 +53,8 @@ func (s *SRQ) Modify(attr SRQAttr, mask SRQAttrMask) error {
 	defer pins.Unpin()
 	if c.dev.DriverID == ib.DriverRXE {
 		mi = new(abi.MmInfo)
-		cmd := abi.RxeModifySrqCmd{MmapInfoAddr: pins.Pin(abi.Bytes(mi))}
-		w.DriverIn = abi.Bytes(&cmd)
+		cmd := abi.RxeModifySrqCmd{MmapInfoAddr: pins.Pin(kabi.Bytes(mi))}
+		w.DriverIn = kabi.Bytes(&cmd)
 	}
 	err := c.write(op, w)
 	if err != nil {
@@ -71,9 +71,9 @@ func (s *SRQ) Modify(attr SRQAttr, mask SRQAttrMask) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.maxWR = q.MaxWR
-	if mi != nil && len(s.driver) >= abi.Sizeof[abi.MmInfo]() {
+	if mi != nil && len(s.driver) >= kabi.Sizeof[abi.MmInfo]() {
 		d := bytes.Clone(s.driver)
-		copy(d, abi.Bytes(mi))
+		copy(d, kabi.Bytes(mi))
 		s.driver = d
 		if s.ops != nil {
 			if err := s.ops.resized(); err != nil {

@@ -51,7 +51,7 @@ func (b *EventBuf) Fetch(fd uintptr) unix.Errno {
 }
 
 // ConnParam is the event's param union read as struct rdma_ucm_conn_param.
-func (r *EventResp) ConnParam() ConnParam { return Decode[ConnParam](r.Param[:]) }
+func (r *EventResp) ConnParam() ConnParam { return kabi.Decode[ConnParam](r.Param[:]) }
 
 // UDParam is the event's param union read as struct rdma_ucm_ud_param.
-func (r *EventResp) UDParam() UDParam { return Decode[UDParam](r.Param[:]) }
+func (r *EventResp) UDParam() UDParam { return kabi.Decode[UDParam](r.Param[:]) }

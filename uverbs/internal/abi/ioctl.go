@@ -83,7 +83,7 @@ func (c *Ioctl) pin() {
 			c.buf.Attrs[i].Data = c.pins.Pin(b)
 		}
 	}
-	c.pins.Pin(Bytes(c.buf))
+	c.pins.Pin(kabi.Bytes(c.buf))
 }
 
 // inline copies b (at most 8 bytes) into attribute i's data field.
@@ -109,12 +109,12 @@ func (c *Ioctl) In(id uint16, b []byte) int {
 
 // InU32 adds a 4-byte PTR_IN (or FLAGS_IN) attribute.
 func (c *Ioctl) InU32(id uint16, v uint32) int {
-	return c.In(id, Bytes(&v))
+	return c.In(id, kabi.Bytes(&v))
 }
 
 // InU64 adds an 8-byte PTR_IN (or FLAGS_IN) attribute.
 func (c *Ioctl) InU64(id uint16, v uint64) int {
-	return c.In(id, Bytes(&v))
+	return c.In(id, kabi.Bytes(&v))
 }
 
 // Const adds a CONST_IN attribute: 8 bytes, the value in data (the kernel
@@ -214,7 +214,7 @@ func (c *Ioctl) Valid(i int) bool {
 // for driver; it is what Do passes and exists for tests.
 func (c *Ioctl) Encoded(driver uint32) []byte {
 	c.finish(driver)
-	b := Bytes(c.buf)
+	b := kabi.Bytes(c.buf)
 	return b[:int(c.buf.Hdr.Length)]
 }
 

@@ -71,14 +71,14 @@ func (w *WriteCmd) fill(frame []byte, resp uint64) {
 		exLen := int(unsafe.Sizeof(ExCmdHdr{}))
 		h := CmdHdr{Command: w.Command, InWords: uint16(len(w.Req) / 8), OutWords: uint16(len(w.Resp) / 8)}
 		ex := ExCmdHdr{Response: resp, ProviderInWords: uint16(len(w.DriverIn) / 8), ProviderOutWords: uint16(len(w.DriverOut) / 8)}
-		copy(frame, Bytes(&h))
-		copy(frame[hdrLen:], Bytes(&ex))
+		copy(frame, kabi.Bytes(&h))
+		copy(frame[hdrLen:], kabi.Bytes(&ex))
 		n := copy(frame[hdrLen+exLen:], w.Req)
 		copy(frame[hdrLen+exLen+n:], w.DriverIn)
 		return
 	}
 	h := CmdHdr{Command: w.Command, InWords: uint16(len(frame) / 4), OutWords: uint16((len(w.Resp) + len(w.DriverOut)) / 4)}
-	copy(frame, Bytes(&h))
+	copy(frame, kabi.Bytes(&h))
 	n := copy(frame[hdrLen:], w.Req)
 	copy(frame[hdrLen+n:], w.DriverIn)
 	if w.Resp != nil {

@@ -37,9 +37,9 @@ func respondBytes(cmd uint32, n int) []byte {
 // through that address.
 func verbsKernel(t *testing.T) *kabitest.Kernel {
 	return kabitest.New(t, func(c *kabitest.Call) error {
-		h := Decode[CmdHdr](c.Frame)
+		h := kabi.Decode[CmdHdr](c.Frame)
 		if h.Command&IB_USER_VERBS_CMD_FLAG_EXTENDED != 0 {
-			ex := Decode[ExCmdHdr](c.Frame[8:])
+			ex := kabi.Decode[ExCmdHdr](c.Frame[8:])
 			n := 8 * (int(h.OutWords) + int(ex.ProviderOutWords))
 			if ex.Response == 0 {
 				if n != 0 {
