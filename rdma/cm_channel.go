@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/internal/waitfd"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 )
@@ -217,7 +218,7 @@ func (ch *EventChannel) connectRequest(listener *ID, r *ucma.EventResp) *Event {
 func (ch *EventChannel) destroyHandle(h uint32) {
 	req := ucma.DestroyID{ID: h}
 	var resp ucma.DestroyIDResp
-	ch.write("destroy id", ucma.RDMA_USER_CM_CMD_DESTROY_ID, ucma.Bytes(&req), 0, ucma.Bytes(&resp))
+	ch.write("destroy id", ucma.RDMA_USER_CM_CMD_DESTROY_ID, kabi.Bytes(&req), 0, kabi.Bytes(&resp))
 }
 
 // Close destroys every id still open on the channel (their QPs too) and

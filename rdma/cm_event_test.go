@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 )
 
@@ -43,7 +44,7 @@ func TestDecodeEventParam(t *testing.T) {
 	var r ucma.EventResp
 	c := ucma.ConnParam{QPNum: 0x123, PrivateDataLen: 56, InitiatorDepth: 1, ResponderResources: 2, RNRRetryCount: 7}
 	copy(c.PrivateData[:], "hello")
-	copy(r.Param[:], ucma.Bytes(&c))
+	copy(r.Param[:], kabi.Bytes(&c))
 	r.Event = ucma.RDMA_CM_EVENT_CONNECT_REQUEST
 	e := decodeEvent(&r, false)
 	if len(e.data) != 56 || string(e.data[:5]) != "hello" || e.peer.QPNum != 0x123 || e.peer.InitiatorDepth != 1 ||
@@ -54,7 +55,7 @@ func TestDecodeEventParam(t *testing.T) {
 	u.AhAttr.IsGlobal, u.AhAttr.DGID[15], u.AhAttr.PortNum = 1, 5, 1
 	copy(u.PrivateData[:], "abc")
 	r = ucma.EventResp{Event: ucma.RDMA_CM_EVENT_ESTABLISHED}
-	copy(r.Param[:], ucma.Bytes(&u))
+	copy(r.Param[:], kabi.Bytes(&u))
 	e = decodeEvent(&r, true)
 	if e.peer.QPNum != 9 || e.peer.QKey != ucma.RDMA_UDP_QKEY || !e.peer.AH.IsGlobal || e.peer.AH.DGID[15] != 5 ||
 		e.peer.AH.Port != 1 || string(e.data) != "abc" {
@@ -66,13 +67,13 @@ func TestDecodeEventParam(t *testing.T) {
 // at most the slot's private data, copied.
 func FuzzDecodeEvent(f *testing.F) {
 	var r ucma.EventResp
-	f.Add(ucma.Bytes(&r), false)
+	f.Add(kabi.Bytes(&r), false)
 	r.Event, r.Status, r.Param[264] = ucma.RDMA_CM_EVENT_REJECTED, 28, 148
-	f.Add(ucma.Bytes(&r), false)
+	f.Add(kabi.Bytes(&r), false)
 	r.Param[276] = 255
-	f.Add(ucma.Bytes(&r), true)
+	f.Add(kabi.Bytes(&r), true)
 	f.Fuzz(func(t *testing.T, b []byte, ud bool) {
-		r := ucma.Decode[ucma.EventResp](b)
+		r := kabi.Decode[ucma.EventResp](b)
 		e := decodeEvent(&r, ud)
 		if len(e.data) > ucma.MaxPrivateData {
 			t.Fatalf("%d bytes of private data", len(e.data))

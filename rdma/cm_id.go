@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 	"github.com/rdmastack/rdmastack/uverbs"
@@ -99,7 +100,7 @@ func (ch *EventChannel) CreateID(ps PortSpace, qpType ib.QPType) (*ID, error) {
 	id := &ID{ch: ch, uid: nextUID.Add(1), ps: ps, qpType: qpType}
 	req := ucma.CreateID{UID: id.uid, PS: uint16(ps), QPType: uint8(qpType)}
 	var resp ucma.CreateIDResp
-	if err := ch.write(op, ucma.RDMA_USER_CM_CMD_CREATE_ID, ucma.Bytes(&req), 8, ucma.Bytes(&resp)); err != nil {
+	if err := ch.write(op, ucma.RDMA_USER_CM_CMD_CREATE_ID, kabi.Bytes(&req), 8, kabi.Bytes(&resp)); err != nil {
 		return nil, err
 	}
 	id.handle = resp.ID
@@ -183,7 +184,7 @@ func (id *ID) Bind(addr netip.AddrPort) error {
 	if req.AddrSize = ucma.PutSockaddr(&req.Addr, addr); req.AddrSize == 0 {
 		return fmt.Errorf("rdma: %s: not an IP address: %w", op, errInvalid)
 	}
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_BIND, ucma.Bytes(&req), 0, nil); err != nil {
+	if err := id.write(op, ucma.RDMA_USER_CM_CMD_BIND, kabi.Bytes(&req), 0, nil); err != nil {
 		return err
 	}
 	_, err := id.queryAddr()
@@ -208,7 +209,7 @@ func (id *ID) ResolveAddr(ctx context.Context, src, dst netip.AddrPort, timeout 
 	if src.IsValid() {
 		req.SrcSize = ucma.PutSockaddr(&req.SrcAddr, src)
 	}
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_RESOLVE_ADDR, ucma.Bytes(&req), 0, nil); err != nil {
+	if err := id.write(op, ucma.RDMA_USER_CM_CMD_RESOLVE_ADDR, kabi.Bytes(&req), 0, nil); err != nil {
 		return err
 	}
 	return id.await(ctx, op, EventAddrResolved)
@@ -224,7 +225,7 @@ func (id *ID) ResolveRoute(ctx context.Context, timeout time.Duration) error {
 		return err
 	}
 	req := ucma.ResolveRoute{ID: id.handle, TimeoutMs: ms}
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_RESOLVE_ROUTE, ucma.Bytes(&req), 0, nil); err != nil {
+	if err := id.write(op, ucma.RDMA_USER_CM_CMD_RESOLVE_ROUTE, kabi.Bytes(&req), 0, nil); err != nil {
 		return err
 	}
 	return id.await(ctx, op, EventRouteResolved)
@@ -242,7 +243,7 @@ func millis(op string, d time.Duration) (uint32, error) {
 // or less means the kernel's maximum (net.rdma_ucm.max_backlog).
 func (id *ID) Listen(backlog int) error {
 	req := ucma.Listen{ID: id.handle, Backlog: uint32(max(backlog, 0))}
-	return id.write("listen", ucma.RDMA_USER_CM_CMD_LISTEN, ucma.Bytes(&req), 0, nil)
+	return id.write("listen", ucma.RDMA_USER_CM_CMD_LISTEN, kabi.Bytes(&req), 0, nil)
 }
 
 // ConnParam is what Connect and Accept send (struct rdma_conn_param).
@@ -339,7 +340,7 @@ func (id *ID) Connect(ctx context.Context, param *ConnParam) error {
 		}
 	}
 	req := ucma.Connect{ConnParam: c, ID: id.handle}
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_CONNECT, ucma.Bytes(&req), 0, nil); err != nil {
+	if err := id.write(op, ucma.RDMA_USER_CM_CMD_CONNECT, kabi.Bytes(&req), 0, nil); err != nil {
 		return err
 	}
 	return id.await(ctx, op, EventEstablished)
@@ -372,7 +373,7 @@ func (id *ID) Accept(ctx context.Context, param *ConnParam) error {
 		}
 	}
 	req := ucma.Accept{UID: id.uid, ConnParam: c, ID: id.handle}
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_ACCEPT, ucma.Bytes(&req), 0, nil); err != nil {
+	if err := id.write(op, ucma.RDMA_USER_CM_CMD_ACCEPT, kabi.Bytes(&req), 0, nil); err != nil {
 		if qp := id.QP(); qp != nil {
 			qp.Modify(&uverbs.QPAttr{State: ib.QPStateErr}, uverbs.QPAttrState)
 		}
@@ -395,7 +396,7 @@ func (id *ID) Reject(privateData []byte) error {
 	}
 	req := ucma.Reject{ID: id.handle, PrivateDataLen: uint8(len(privateData))}
 	copy(req.PrivateData[:], privateData)
-	return id.write(op, ucma.RDMA_USER_CM_CMD_REJECT, ucma.Bytes(&req), 0, nil)
+	return id.write(op, ucma.RDMA_USER_CM_CMD_REJECT, kabi.Bytes(&req), 0, nil)
 }
 
 // Disconnect moves the QP to the error state (flushing its work
@@ -412,7 +413,7 @@ func (id *ID) Disconnect() error {
 		}
 	}
 	req := ucma.Disconnect{ID: id.handle}
-	return id.write(op, ucma.RDMA_USER_CM_CMD_DISCONNECT, ucma.Bytes(&req), 0, nil)
+	return id.write(op, ucma.RDMA_USER_CM_CMD_DISCONNECT, kabi.Bytes(&req), 0, nil)
 }
 
 // Close destroys the id's QP and the id (rdma_destroy_qp, rdma_destroy_id).
@@ -492,7 +493,7 @@ func (id *ID) destroyLocked(qp *uverbs.QP, list []*Device, mcs []*Multicast, pd 
 	}
 	req := ucma.DestroyID{ID: id.handle}
 	var resp ucma.DestroyIDResp
-	err := id.ch.write("destroy id", ucma.RDMA_USER_CM_CMD_DESTROY_ID, ucma.Bytes(&req), 0, ucma.Bytes(&resp))
+	err := id.ch.write("destroy id", ucma.RDMA_USER_CM_CMD_DESTROY_ID, kabi.Bytes(&req), 0, kabi.Bytes(&resp))
 	if err != nil && !errors.Is(err, errClosed) {
 		errs = append(errs, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 )
 
@@ -64,7 +65,7 @@ func (id *ID) JoinMulticast(ctx context.Context, group netip.Addr, sendOnly bool
 	}
 	req.UID = m.uid
 	var resp ucma.CreateIDResp
-	err := id.write(op, ucma.RDMA_USER_CM_CMD_JOIN_MCAST, ucma.Bytes(&req), 0, ucma.Bytes(&resp))
+	err := id.write(op, ucma.RDMA_USER_CM_CMD_JOIN_MCAST, kabi.Bytes(&req), 0, kabi.Bytes(&resp))
 	m.handle = resp.ID
 	if err == nil {
 		id.mu.Lock()
@@ -154,7 +155,7 @@ func (m *Multicast) Leave() error {
 	}
 	req := ucma.DestroyID{ID: m.handle}
 	var resp ucma.DestroyIDResp
-	if err := m.id.write(op, ucma.RDMA_USER_CM_CMD_LEAVE_MCAST, ucma.Bytes(&req), 0, ucma.Bytes(&resp)); err != nil && !errors.Is(err, errClosed) {
+	if err := m.id.write(op, ucma.RDMA_USER_CM_CMD_LEAVE_MCAST, kabi.Bytes(&req), 0, kabi.Bytes(&resp)); err != nil && !errors.Is(err, errClosed) {
 		errs = append(errs, err)
 	}
 	m.forget()

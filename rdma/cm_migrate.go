@@ -3,6 +3,7 @@ package rdma
 import (
 	"fmt"
 
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 )
 
@@ -93,7 +94,7 @@ func (ch *EventChannel) migrateFrom(op string, old *EventChannel, handle uint32)
 		return old.fd.Control(func(oldFD int) error {
 			req := ucma.MigrateID{ID: handle, FD: uint32(oldFD)}
 			var resp ucma.MigrateResp
-			return ucma.Write(fd, ucma.RDMA_USER_CM_CMD_MIGRATE_ID, ucma.Bytes(&req), 0, ucma.Bytes(&resp))
+			return ucma.Write(fd, ucma.RDMA_USER_CM_CMD_MIGRATE_ID, kabi.Bytes(&req), 0, kabi.Bytes(&resp))
 		})
 	})
 	return ch.wrapErr(op, err)

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -77,7 +78,7 @@ func (id *ID) SetOption(o Option, value int) error {
 		return fmt.Errorf("rdma: %s: %w", op, err)
 	}
 	req := ucma.SetOption{ID: id.handle, Level: ucma.RDMA_OPTION_ID, OptName: uint32(o), OptLen: uint32(len(val))}
-	err = id.writeIn(op, ucma.RDMA_USER_CM_CMD_SET_OPTION, ucma.Bytes(&req), 0, val)
+	err = id.writeIn(op, ucma.RDMA_USER_CM_CMD_SET_OPTION, kabi.Bytes(&req), 0, val)
 	if errors.Is(err, unix.ENOSYS) {
 		return fmt.Errorf("%w (%w)", err, ErrNotSupported)
 	}
@@ -102,5 +103,5 @@ func (id *ID) writeIn(op string, cmd uint32, req []byte, ptrOff int, data []byte
 // async events (Context.ReadEvent).
 func (id *ID) Notify(ev uverbs.EventType) error {
 	req := ucma.Notify{ID: id.handle, Event: uint32(ev)}
-	return id.write(fmt.Sprintf("notify %v", ev), ucma.RDMA_USER_CM_CMD_NOTIFY, ucma.Bytes(&req), 0, nil)
+	return id.write(fmt.Sprintf("notify %v", ev), ucma.RDMA_USER_CM_CMD_NOTIFY, kabi.Bytes(&req), 0, nil)
 }

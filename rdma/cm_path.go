@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 )
 
@@ -108,15 +109,15 @@ func decodePathRecord(w *ucma.SAPathRecord) PathRecord {
 // while more than one record's size of the buffer remains.
 func decodeQueryPath(b []byte) ([]Path, error) {
 	var h ucma.QueryPathResp
-	hs, rs := len(ucma.Bytes(&h)), len(ucma.Bytes(&ucma.PathRecData{}))
+	hs, rs := len(kabi.Bytes(&h)), len(kabi.Bytes(&ucma.PathRecData{}))
 	if len(b) < hs+rs {
 		return nil, fmt.Errorf("rdma: query path: a %d-byte response: %w", len(b), errInvalid)
 	}
-	h = ucma.Decode[ucma.QueryPathResp](b)
+	h = kabi.Decode[ucma.QueryPathResp](b)
 	n := min(int(min(h.NumPaths, 1<<16)), (len(b)-hs-1)/rs)
 	paths := make([]Path, n)
 	for i := range paths {
-		d := ucma.Decode[ucma.PathRecData](b[hs+i*rs:])
+		d := kabi.Decode[ucma.PathRecData](b[hs+i*rs:])
 		paths[i] = Path{Flags: PathFlags(d.Flags), Record: decodePathRecord(&d.PathRec)}
 	}
 	return paths, nil
@@ -128,8 +129,8 @@ func decodeQueryPath(b []byte) ([]Path, error) {
 func (id *ID) QueryPaths() ([]Path, error) {
 	const op = "query path"
 	req := ucma.Query{ID: id.handle, Option: ucma.RDMA_USER_CM_QUERY_PATH}
-	resp := make([]byte, len(ucma.Bytes(&ucma.QueryPathResp{}))+(ucma.QueryPathMax+1)*len(ucma.Bytes(&ucma.PathRecData{})))
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_QUERY, ucma.Bytes(&req), 0, resp); err != nil {
+	resp := make([]byte, len(kabi.Bytes(&ucma.QueryPathResp{}))+(ucma.QueryPathMax+1)*len(kabi.Bytes(&ucma.PathRecData{})))
+	if err := id.write(op, ucma.RDMA_USER_CM_CMD_QUERY, kabi.Bytes(&req), 0, resp); err != nil {
 		return nil, err
 	}
 	return decodeQueryPath(resp)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -93,7 +94,7 @@ func (id *ID) InitQPAttr(state ib.QPState) (*uverbs.QPAttr, uverbs.QPAttrMask, e
 	op := fmt.Sprintf("init qp attr %v", state)
 	req := ucma.InitQPAttr{ID: id.handle, QPState: uint32(state)}
 	var r ucma.QPAttr
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_INIT_QP_ATTR, ucma.Bytes(&req), 0, ucma.Bytes(&r)); err != nil {
+	if err := id.write(op, ucma.RDMA_USER_CM_CMD_INIT_QP_ATTR, kabi.Bytes(&req), 0, kabi.Bytes(&r)); err != nil {
 		return nil, 0, err
 	}
 	return qpAttr(&r), uverbs.QPAttrMask(r.QPAttrMask & ucma.QPAttrVerbsMask), nil
@@ -193,5 +194,5 @@ func (id *ID) onEvent(ev *Event) {
 // with a QP.
 func (id *ID) Establish() error {
 	req := ucma.Accept{ID: id.handle}
-	return id.write("establish", ucma.RDMA_USER_CM_CMD_ACCEPT, ucma.Bytes(&req), 0, nil)
+	return id.write("establish", ucma.RDMA_USER_CM_CMD_ACCEPT, kabi.Bytes(&req), 0, nil)
 }

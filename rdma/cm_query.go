@@ -6,6 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 )
 
@@ -45,7 +46,7 @@ func (id *ID) queryAddr() (AddrInfo, error) {
 func (id *ID) query(op string, option uint32) (*ucma.QueryAddrResp, error) {
 	req := ucma.Query{ID: id.handle, Option: option}
 	r := &ucma.QueryAddrResp{IBDevIndex: ucma.NoDevIndex}
-	if err := id.write(op, ucma.RDMA_USER_CM_CMD_QUERY, ucma.Bytes(&req), 0, ucma.Bytes(r)); err != nil {
+	if err := id.write(op, ucma.RDMA_USER_CM_CMD_QUERY, kabi.Bytes(&req), 0, kabi.Bytes(r)); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -83,17 +84,17 @@ func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 	var resp abi.CreateAhResp
 	drv := make([]byte, driverData(c.dev.DriverID).createAHOut)
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_AH,
-		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
+		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
 		return nil, err
 	}
 	ah := &AH{object: object{ctx: c, handle: resp.AhHandle, kind: "ah"}}
 	if c.dev.DriverID == ib.DriverRXE && len(drv) >= 4 {
-		ah.ahNum = abi.Decode[abi.RxeCreateAhResp](drv).AhNum
+		ah.ahNum = kabi.Decode[abi.RxeCreateAhResp](drv).AhNum
 	}
 	// mlx5 writes its response on RoCE ports only (response_length 0
 	// otherwise).
 	if c.dev.DriverID == ib.DriverMLX5 {
-		if r := abi.Decode[abi.Mlx5IbCreateAhResp](drv); r.ResponseLength >= 10 {
+		if r := kabi.Decode[abi.Mlx5IbCreateAhResp](drv); r.ResponseLength >= 10 {
 			ah.mac = net.HardwareAddr(r.Dmac[:])
 		}
 	}
@@ -105,6 +106,6 @@ func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 func (ah *AH) Close() error {
 	return ah.destroy(func() error {
 		req := abi.DestroyAh{AhHandle: ah.handle}
-		return ah.ctx.write(fmt.Sprintf("destroy ah %d", ah.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_AH, Req: abi.Bytes(&req)})
+		return ah.ctx.write(fmt.Sprintf("destroy ah %d", ah.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_AH, Req: kabi.Bytes(&req)})
 	})
 }

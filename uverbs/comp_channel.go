@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/internal/waitfd"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
@@ -32,7 +33,7 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	var req abi.CreateCompChannel
 	var resp abi.CreateCompChannelResp
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL,
-		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)}); err != nil {
+		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)}); err != nil {
 		return nil, err
 	}
 	fd, err := waitfd.New(int(int32(resp.FD)), "uverbs-comp-channel:"+c.dev.Name)
@@ -88,7 +89,7 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 	ch.readers.Add(1)
 	defer ch.readers.Add(-1)
 	var desc abi.CompEventDesc
-	b := abi.Bytes(&desc)
+	b := kabi.Bytes(&desc)
 	n, err := ch.fd.Read(ctx, b)
 	return ch.event(desc, n, len(b), err)
 }
@@ -99,7 +100,7 @@ func (ch *CompChannel) TryGetEvent() (cq *CQ, ok bool, err error) {
 	ch.readers.Add(1)
 	defer ch.readers.Add(-1)
 	var desc abi.CompEventDesc
-	b := abi.Bytes(&desc)
+	b := kabi.Bytes(&desc)
 	n, ok, err := ch.fd.TryRead(b)
 	if !ok && err == nil {
 		return nil, false, nil

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/internal/waitfd"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
@@ -98,7 +99,7 @@ func newContext(dev Device, k kernel, iface Interface) (*Context, error) {
 	// DEVX-less forms of it when the kernel refuses one.
 	var err error
 	for _, a := range mlx5GetContextAttempts(os.Getpagesize()) {
-		out := make([]byte, abi.Sizeof[abi.Mlx5IbAllocUcontextResp]())
+		out := make([]byte, kabi.Sizeof[abi.Mlx5IbAllocUcontextResp]())
 		if err = c.getContext(iface, a.bytes(), out); err == nil {
 			c.mlx5 = decodeMLX5Context(&a, out)
 			return c, nil
@@ -138,8 +139,8 @@ func (c *Context) getContextIoctl(drvIn, drvOut []byte) error {
 	var ncv uint32
 	var core uint64
 	call := abi.NewIoctl(abi.UVERBS_OBJECT_DEVICE, abi.UVERBS_METHOD_GET_CONTEXT)
-	call.Out(abi.UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS, abi.Bytes(&ncv))
-	call.Out(abi.UVERBS_ATTR_GET_CONTEXT_CORE_SUPPORT, abi.Bytes(&core))
+	call.Out(abi.UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS, kabi.Bytes(&ncv))
+	call.Out(abi.UVERBS_ATTR_GET_CONTEXT_CORE_SUPPORT, kabi.Bytes(&core))
 	call.UHWIn(drvIn)
 	call.UHWOut(drvOut)
 	if err := c.k.ioctl(call, c.driver); err != nil {
@@ -153,7 +154,7 @@ func (c *Context) getContextWrite(drvIn, drvOut []byte) error {
 	var resp abi.GetContextResp
 	req := abi.GetContext{}
 	err := c.k.write(&abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_GET_CONTEXT,
-		Req: abi.Bytes(&req), DriverIn: drvIn, Resp: abi.Bytes(&resp), DriverOut: drvOut})
+		Req: kabi.Bytes(&req), DriverIn: drvIn, Resp: kabi.Bytes(&resp), DriverOut: drvOut})
 	if err != nil {
 		return wrap(c.dev.Name, "get context", err)
 	}
@@ -227,8 +228,8 @@ func (c *Context) QueryContext() (numCompVectors int, core CoreSupport, err erro
 	var ncv uint32
 	var cs uint64
 	call := abi.NewIoctl(abi.UVERBS_OBJECT_DEVICE, abi.UVERBS_METHOD_QUERY_CONTEXT)
-	call.Out(abi.UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS, abi.Bytes(&ncv))
-	call.Out(abi.UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT, abi.Bytes(&cs))
+	call.Out(abi.UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS, kabi.Bytes(&ncv))
+	call.Out(abi.UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT, kabi.Bytes(&cs))
 	if err := c.ioctl(op, call); err != nil {
 		return 0, 0, err
 	}
@@ -398,27 +399,27 @@ func driverData(d ib.DriverID) driverUdata {
 	switch d {
 	case ib.DriverRXE:
 		return driverUdata{
-			createCQOut:  abi.Sizeof[abi.RxeCreateCqResp](),
-			createQPOut:  abi.Sizeof[abi.RxeCreateQpResp](),
-			createSRQOut: abi.Sizeof[abi.RxeCreateSrqResp](),
-			createAHOut:  abi.Sizeof[abi.RxeCreateAhResp](),
+			createCQOut:  kabi.Sizeof[abi.RxeCreateCqResp](),
+			createQPOut:  kabi.Sizeof[abi.RxeCreateQpResp](),
+			createSRQOut: kabi.Sizeof[abi.RxeCreateSrqResp](),
+			createAHOut:  kabi.Sizeof[abi.RxeCreateAhResp](),
 		}
 	case ib.DriverSIW:
 		return driverUdata{
-			getContextOut: abi.Sizeof[abi.SiwUrespAllocCtx](),
-			createCQOut:   abi.Sizeof[abi.SiwUrespCreateCq](),
-			createQPOut:   abi.Sizeof[abi.SiwUrespCreateQp](),
-			createSRQOut:  abi.Sizeof[abi.SiwUrespCreateSrq](),
+			getContextOut: kabi.Sizeof[abi.SiwUrespAllocCtx](),
+			createCQOut:   kabi.Sizeof[abi.SiwUrespCreateCq](),
+			createQPOut:   kabi.Sizeof[abi.SiwUrespCreateQp](),
+			createSRQOut:  kabi.Sizeof[abi.SiwUrespCreateSrq](),
 			// siw_reg_user_mr refuses (EINVAL) a REG_MR without both;
 			// stag_key 0, as rdma-core's libsiw sends.
-			regMRIn:  make([]byte, abi.Sizeof[abi.SiwUreqRegMr]()),
-			regMROut: abi.Sizeof[abi.SiwUrespRegMr](),
+			regMRIn:  make([]byte, kabi.Sizeof[abi.SiwUreqRegMr]()),
+			regMROut: kabi.Sizeof[abi.SiwUrespRegMr](),
 		}
 	case ib.DriverMLX5:
 		// GET_CONTEXT's request is built by mlx5GetContextAttempts.
 		return driverUdata{
-			allocPDOut:  abi.Sizeof[abi.Mlx5IbAllocPdResp](),
-			createAHOut: abi.Sizeof[abi.Mlx5IbCreateAhResp](),
+			allocPDOut:  kabi.Sizeof[abi.Mlx5IbAllocPdResp](),
+			createAHOut: kabi.Sizeof[abi.Mlx5IbCreateAhResp](),
 		}
 	}
 	return driverUdata{}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -53,7 +54,7 @@ func (c *Context) CreateCQ(attr CQAttr) (*CQ, error) {
 	cq.driver = make([]byte, driverData(c.dev.DriverID).createCQOut)
 	create := func() error {
 		return c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_CQ,
-			Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: cq.driver})
+			Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: cq.driver})
 	}
 	if ch := attr.CompChannel; ch != nil {
 		// The channel's fd stays open (its number not reused) until the
@@ -138,7 +139,7 @@ func (cq *CQ) Close() error {
 		req := abi.DestroyCq{CqHandle: cq.handle}
 		var resp abi.DestroyCqResp
 		err := cq.ctx.write(fmt.Sprintf("destroy cq %d", cq.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_CQ,
-			Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)})
+			Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)})
 		if err == nil {
 			cq.ctx.unregister(cq.userHandle)
 		}

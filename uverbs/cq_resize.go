@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -33,10 +34,10 @@ func (cq *CQ) Resize(cqe int) error {
 	var resp abi.ResizeCqResp
 	var drv []byte
 	if c.dev.DriverID == ib.DriverRXE {
-		drv = make([]byte, abi.Sizeof[abi.RxeResizeCqResp]())
+		drv = make([]byte, kabi.Sizeof[abi.RxeResizeCqResp]())
 	}
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_RESIZE_CQ,
-		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
+		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
 		return err
 	}
 	cq.cqe = int(resp.Cqe)

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -142,7 +143,7 @@ func (c *Context) QueryDevice() (*DeviceAttr, error) {
 	var req abi.ExQueryDevice
 	var resp abi.ExQueryDeviceResp
 	err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_EX_CMD_QUERY_DEVICE | abi.IB_USER_VERBS_CMD_FLAG_EXTENDED,
-		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)})
+		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)})
 	if err != nil {
 		if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOSYS) {
 			return nil, err
@@ -150,7 +151,7 @@ func (c *Context) QueryDevice() (*DeviceAttr, error) {
 		resp = abi.ExQueryDeviceResp{}
 		base := abi.QueryDevice{}
 		if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_DEVICE,
-			Req: abi.Bytes(&base), Resp: abi.Bytes(&resp.Base)}); err != nil {
+			Req: kabi.Bytes(&base), Resp: kabi.Bytes(&resp.Base)}); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -173,7 +174,7 @@ type mlx5GetContextAttempt struct {
 	size int
 }
 
-func (a *mlx5GetContextAttempt) bytes() []byte { return abi.Bytes(&a.req)[:a.size] }
+func (a *mlx5GetContextAttempt) bytes() []byte { return kabi.Bytes(&a.req)[:a.size] }
 
 // mlx5GetContextAttempts lists the GET_CONTEXT driver requests in the
 // order libmlx5 tries them: with DEVX, each at 32, 24 and 16 bytes, then
@@ -182,7 +183,7 @@ func mlx5GetContextAttempts(pageSize int) []mlx5GetContextAttempt {
 	total, lowLat := mlx5DefaultBFRegs(pageSize)
 	var out []mlx5GetContextAttempt
 	for _, flags := range []uint32{abi.MLX5_IB_ALLOC_UCTX_DEVX, 0} {
-		for _, size := range []int{abi.Sizeof[abi.Mlx5IbAllocUcontextReqV2](), abi.Mlx5AllocUcontextReqLenNoLibCaps, abi.Mlx5AllocUcontextReqLenMin} {
+		for _, size := range []int{kabi.Sizeof[abi.Mlx5IbAllocUcontextReqV2](), abi.Mlx5AllocUcontextReqLenNoLibCaps, abi.Mlx5AllocUcontextReqLenMin} {
 			out = append(out, mlx5GetContextAttempt{size: size, req: abi.Mlx5IbAllocUcontextReqV2{
 				TotalNumBfregs: total, NumLowLatencyBfregs: lowLat, Flags: flags,
 				MaxCqeVersion: abi.MLX5_CQE_VERSION_V1, LibCaps: abi.MLX5_LIB_CAP_4K_UAR | abi.MLX5_LIB_CAP_DYN_UAR}})
@@ -194,7 +195,7 @@ func mlx5GetContextAttempts(pageSize int) []mlx5GetContextAttempt {
 // decodeMLX5Context decodes the GET_CONTEXT driver response that answered
 // request a.
 func decodeMLX5Context(a *mlx5GetContextAttempt, b []byte) *MLX5Context {
-	r := abi.Decode[abi.Mlx5IbAllocUcontextResp](b)
+	r := kabi.Decode[abi.Mlx5IbAllocUcontextResp](b)
 	return &MLX5Context{
 		RequestedBFRegs: a.req.TotalNumBfregs, RequestedLowLatBFRegs: a.req.NumLowLatencyBfregs, RequestLen: a.size,
 		DEVX: a.req.Flags&abi.MLX5_IB_ALLOC_UCTX_DEVX != 0, ResponseLength: r.ResponseLength,

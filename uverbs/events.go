@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -86,7 +87,7 @@ func (c *Context) ReadEvent(ctx context.Context) (AsyncEvent, error) {
 		return AsyncEvent{}, wrap(c.dev.Name, op, fmt.Errorf("no async event fd: %w", ErrNotSupported))
 	}
 	var desc abi.AsyncEventDesc
-	b := abi.Bytes(&desc)
+	b := kabi.Bytes(&desc)
 	n, err := c.events.Read(ctx, b)
 	if err != nil {
 		return AsyncEvent{}, c.wrapCmd(op, err)

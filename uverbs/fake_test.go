@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -188,7 +189,7 @@ func FuzzDecodeDeviceAttr(f *testing.F) {
 	addFixtureSeeds(f, "query_device_ex.hex")
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r := abi.Decode[abi.ExQueryDeviceResp](b)
+		r := kabi.Decode[abi.ExQueryDeviceResp](b)
 		a := decodeDeviceAttr(&r)
 		_ = a.Caps.String() + a.CapsEx.String() + a.AtomicCap.String() + a.ODP.RC.String() + a.FirmwareString(ib.DriverMLX5)
 	})
@@ -197,7 +198,7 @@ func FuzzDecodeDeviceAttr(f *testing.F) {
 func FuzzDecodePortAttr(f *testing.F) {
 	addFixtureSeeds(f, "query_port_ex.hex")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r := abi.Decode[abi.QueryPortRespEx](b)
+		r := kabi.Decode[abi.QueryPortRespEx](b)
 		p := decodePortAttr(&r)
 		_ = p.ActiveSpeed.String() + p.ActiveWidth.String() + p.LinkLayer.String() + p.Caps.String()
 	})
@@ -219,7 +220,7 @@ func FuzzDecodeGIDEntries(f *testing.F) {
 func FuzzDecodeQPAttr(f *testing.F) {
 	f.Add(make([]byte, 128))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r := abi.Decode[abi.QueryQpResp](b)
+		r := kabi.Decode[abi.QueryQpResp](b)
 		_ = decodeQPAttr(&r).State.String()
 	})
 }
@@ -228,7 +229,7 @@ func FuzzDecodeEvent(f *testing.F) {
 	f.Add(make([]byte, 16))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c := &Context{objects: map[uint64]any{1: &QP{}, 2: &CQ{}, 3: &SRQ{}}}
-		ev := c.decodeEvent(abi.Decode[abi.AsyncEventDesc](b))
+		ev := c.decodeEvent(kabi.Decode[abi.AsyncEventDesc](b))
 		_ = ev.Type.String()
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -48,7 +49,7 @@ func fixtureKernels(t testing.TB) []string {
 // device.
 func TestFixtureDecode(t *testing.T) {
 	for _, k := range fixtureKernels(t) {
-		r := abi.Decode[abi.ExQueryDeviceResp](fixture(t, k, "query_device_ex.hex"))
+		r := kabi.Decode[abi.ExQueryDeviceResp](fixture(t, k, "query_device_ex.hex"))
 		a := decodeDeviceAttr(&r)
 		// rxe: vendor id 0xFFFFFF, one port, the extended response filled
 		// to its end, RC_RNR_NAK_GEN among the capabilities.
@@ -58,7 +59,7 @@ func TestFixtureDecode(t *testing.T) {
 		if a.Caps != DeviceCaps(uint32(a.CapsEx)) {
 			t.Errorf("%s: device_cap_flags %v is not the low half of device_cap_flags_ex %v", k, a.Caps, a.CapsEx)
 		}
-		pr := abi.Decode[abi.QueryPortRespEx](fixture(t, k, "query_port_ex.hex"))
+		pr := kabi.Decode[abi.QueryPortRespEx](fixture(t, k, "query_port_ex.hex"))
 		p := decodePortAttr(&pr)
 		if p.State != ib.PortActive || p.LinkLayer != ib.LinkLayerEthernet || p.MaxMTU != ib.MTU4096 || p.GIDTableLen == 0 || p.PhysState != ib.PhysLinkUp {
 			t.Errorf("%s: port %+v", k, p)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/internal/testenv"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
@@ -20,13 +21,13 @@ func TestIntegrationUverbsCaptureFixtures(t *testing.T) {
 	var dev abi.ExQueryDeviceResp
 	var req abi.ExQueryDevice
 	if err := c.write("query device", &abi.WriteCmd{Command: abi.IB_USER_VERBS_EX_CMD_QUERY_DEVICE | abi.IB_USER_VERBS_CMD_FLAG_EXTENDED,
-		Req: abi.Bytes(&req), Resp: abi.Bytes(&dev)}); err != nil {
+		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&dev)}); err != nil {
 		t.Fatal(err)
 	}
 	var port abi.QueryPortRespEx
 	call := abi.NewIoctl(abi.UVERBS_OBJECT_DEVICE, abi.UVERBS_METHOD_QUERY_PORT)
 	call.Const(abi.UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1)
-	call.Out(abi.UVERBS_ATTR_QUERY_PORT_RESP, abi.Bytes(&port))
+	call.Out(abi.UVERBS_ATTR_QUERY_PORT_RESP, kabi.Bytes(&port))
 	if err := c.ioctl("query port", call); err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestIntegrationUverbsCaptureFixtures(t *testing.T) {
 	call = abi.NewIoctl(abi.UVERBS_OBJECT_DEVICE, abi.UVERBS_METHOD_QUERY_GID_TABLE)
 	call.Const(abi.UVERBS_ATTR_QUERY_GID_TABLE_ENTRY_SIZE, gidEntrySize)
 	call.Out(abi.UVERBS_ATTR_QUERY_GID_TABLE_RESP_ENTRIES, entriesBytes(gids))
-	call.Out(abi.UVERBS_ATTR_QUERY_GID_TABLE_RESP_NUM_ENTRIES, abi.Bytes(&n))
+	call.Out(abi.UVERBS_ATTR_QUERY_GID_TABLE_RESP_NUM_ENTRIES, kabi.Bytes(&n))
 	if err := c.ioctl("query gid table", call); err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +53,8 @@ func TestIntegrationUverbsCaptureFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, b := range map[string][]byte{
-		"query_device_ex.hex": abi.Bytes(&dev),
-		"query_port_ex.hex":   abi.Bytes(&port),
+		"query_device_ex.hex": kabi.Bytes(&dev),
+		"query_port_ex.hex":   kabi.Bytes(&port),
 		"gid_table.hex":       entriesBytes(gids[:n]),
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(hex.EncodeToString(b)+"\n"), 0o644); err != nil {

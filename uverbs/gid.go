@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -67,7 +68,7 @@ func (c *Context) QueryGIDTable() ([]GIDEntry, error) {
 		call := abi.NewIoctl(abi.UVERBS_OBJECT_DEVICE, abi.UVERBS_METHOD_QUERY_GID_TABLE)
 		call.Const(abi.UVERBS_ATTR_QUERY_GID_TABLE_ENTRY_SIZE, gidEntrySize)
 		call.Out(abi.UVERBS_ATTR_QUERY_GID_TABLE_RESP_ENTRIES, entriesBytes(buf))
-		call.Out(abi.UVERBS_ATTR_QUERY_GID_TABLE_RESP_NUM_ENTRIES, abi.Bytes(&num))
+		call.Out(abi.UVERBS_ATTR_QUERY_GID_TABLE_RESP_NUM_ENTRIES, kabi.Bytes(&num))
 		err := c.ioctl(op, call)
 		if err == nil {
 			if num > uint64(n) {
@@ -107,7 +108,7 @@ func entriesBytes(e []abi.GidEntry) []byte {
 func decodeGIDEntries(b []byte) []GIDEntry {
 	var out []GIDEntry
 	for len(b) >= gidEntrySize {
-		out = append(out, decodeGIDEntry(abi.Decode[abi.GidEntry](b[:gidEntrySize])))
+		out = append(out, decodeGIDEntry(kabi.Decode[abi.GidEntry](b[:gidEntrySize])))
 		b = b[gidEntrySize:]
 	}
 	return out
@@ -134,7 +135,7 @@ func (c *Context) QueryGID(port, index int) (GIDEntry, error) {
 		call.Const(abi.UVERBS_ATTR_QUERY_GID_ENTRY_PORT, uint64(port))
 		call.Const(abi.UVERBS_ATTR_QUERY_GID_ENTRY_GID_INDEX, uint64(index))
 		call.InU32(abi.UVERBS_ATTR_QUERY_GID_ENTRY_FLAGS, 0)
-		call.Out(abi.UVERBS_ATTR_QUERY_GID_ENTRY_RESP_ENTRY, abi.Bytes(&e))
+		call.Out(abi.UVERBS_ATTR_QUERY_GID_ENTRY_RESP_ENTRY, kabi.Bytes(&e))
 		err := c.ioctl(op, call)
 		if err == nil {
 			return decodeGIDEntry(e), nil

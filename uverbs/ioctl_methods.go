@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -55,11 +56,11 @@ func (c *Context) eventFD(call *abi.Ioctl, id uint16) {
 func (c *Context) methodCall(w *abi.WriteCmd) (*abi.Ioctl, func()) {
 	switch w.Command {
 	case abi.IB_USER_VERBS_CMD_CREATE_CQ:
-		r := abi.Decode[abi.CreateCq](w.Req)
+		r := kabi.Decode[abi.CreateCq](w.Req)
 		var cqe uint32
 		call := abi.NewIoctl(abi.UVERBS_OBJECT_CQ, abi.UVERBS_METHOD_CQ_CREATE)
 		h := call.NewHandle(abi.UVERBS_ATTR_CREATE_CQ_HANDLE)
-		call.Out(abi.UVERBS_ATTR_CREATE_CQ_RESP_CQE, abi.Bytes(&cqe))
+		call.Out(abi.UVERBS_ATTR_CREATE_CQ_RESP_CQE, kabi.Bytes(&cqe))
 		call.InU32(abi.UVERBS_ATTR_CREATE_CQ_CQE, r.Cqe)
 		call.InU64(abi.UVERBS_ATTR_CREATE_CQ_USER_HANDLE, r.UserHandle)
 		if r.CompChannel >= 0 {
@@ -71,10 +72,10 @@ func (c *Context) methodCall(w *abi.WriteCmd) (*abi.Ioctl, func()) {
 		call.UHWOut(w.DriverOut)
 		return call, func() {
 			resp := abi.CreateCqResp{CqHandle: uint32(call.Data(h)), Cqe: cqe}
-			copy(w.Resp, abi.Bytes(&resp))
+			copy(w.Resp, kabi.Bytes(&resp))
 		}
 	case abi.IB_USER_VERBS_CMD_CREATE_QP:
-		r := abi.Decode[abi.CreateQp](w.Req)
+		r := kabi.Decode[abi.CreateQp](w.Req)
 		var qpn uint32
 		var cap abi.QpCap
 		call := abi.NewIoctl(abi.UVERBS_OBJECT_QP, abi.UVERBS_METHOD_QP_CREATE)
@@ -85,7 +86,7 @@ func (c *Context) methodCall(w *abi.WriteCmd) (*abi.Ioctl, func()) {
 		call.Const(abi.UVERBS_ATTR_CREATE_QP_TYPE, uint64(r.QpType))
 		call.InU64(abi.UVERBS_ATTR_CREATE_QP_USER_HANDLE, r.UserHandle)
 		in := abi.QpCap{MaxSendWr: r.MaxSendWr, MaxRecvWr: r.MaxRecvWr, MaxSendSge: r.MaxSendSge, MaxRecvSge: r.MaxRecvSge, MaxInlineData: r.MaxInlineData}
-		call.In(abi.UVERBS_ATTR_CREATE_QP_CAP, abi.Bytes(&in))
+		call.In(abi.UVERBS_ATTR_CREATE_QP_CAP, kabi.Bytes(&in))
 		c.eventFD(call, abi.UVERBS_ATTR_CREATE_QP_EVENT_FD)
 		if r.SqSigAll != 0 {
 			call.InU32(abi.UVERBS_ATTR_CREATE_QP_FLAGS, abi.IB_UVERBS_QP_CREATE_SQ_SIG_ALL)
@@ -93,17 +94,17 @@ func (c *Context) methodCall(w *abi.WriteCmd) (*abi.Ioctl, func()) {
 		if r.IsSrq != 0 {
 			call.Handle(abi.UVERBS_ATTR_CREATE_QP_SRQ_HANDLE, r.SrqHandle)
 		}
-		call.Out(abi.UVERBS_ATTR_CREATE_QP_RESP_CAP, abi.Bytes(&cap))
-		call.Out(abi.UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, abi.Bytes(&qpn))
+		call.Out(abi.UVERBS_ATTR_CREATE_QP_RESP_CAP, kabi.Bytes(&cap))
+		call.Out(abi.UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, kabi.Bytes(&qpn))
 		call.UHWIn(w.DriverIn)
 		call.UHWOut(w.DriverOut)
 		return call, func() {
 			resp := abi.CreateQpResp{QpHandle: uint32(call.Data(h)), Qpn: qpn, MaxSendWr: cap.MaxSendWr, MaxRecvWr: cap.MaxRecvWr,
 				MaxSendSge: cap.MaxSendSge, MaxRecvSge: cap.MaxRecvSge, MaxInlineData: cap.MaxInlineData}
-			copy(w.Resp, abi.Bytes(&resp))
+			copy(w.Resp, kabi.Bytes(&resp))
 		}
 	case abi.IB_USER_VERBS_CMD_CREATE_SRQ:
-		r := abi.Decode[abi.CreateSrq](w.Req)
+		r := kabi.Decode[abi.CreateSrq](w.Req)
 		var maxWR, maxSGE, srqn uint32
 		call := abi.NewIoctl(abi.UVERBS_OBJECT_SRQ, abi.UVERBS_METHOD_SRQ_CREATE)
 		h := call.NewHandle(abi.UVERBS_ATTR_CREATE_SRQ_HANDLE)
@@ -114,14 +115,14 @@ func (c *Context) methodCall(w *abi.WriteCmd) (*abi.Ioctl, func()) {
 		call.InU32(abi.UVERBS_ATTR_CREATE_SRQ_MAX_SGE, r.MaxSge)
 		call.InU32(abi.UVERBS_ATTR_CREATE_SRQ_LIMIT, r.SrqLimit)
 		c.eventFD(call, abi.UVERBS_ATTR_CREATE_SRQ_EVENT_FD)
-		call.Out(abi.UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, abi.Bytes(&maxWR))
-		call.Out(abi.UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, abi.Bytes(&maxSGE))
-		call.Out(abi.UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, abi.Bytes(&srqn))
+		call.Out(abi.UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, kabi.Bytes(&maxWR))
+		call.Out(abi.UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, kabi.Bytes(&maxSGE))
+		call.Out(abi.UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, kabi.Bytes(&srqn))
 		call.UHWIn(w.DriverIn)
 		call.UHWOut(w.DriverOut)
 		return call, func() {
 			resp := abi.CreateSrqResp{SrqHandle: uint32(call.Data(h)), MaxWr: maxWR, MaxSge: maxSGE, Srqn: srqn}
-			copy(w.Resp, abi.Bytes(&resp))
+			copy(w.Resp, kabi.Bytes(&resp))
 		}
 	}
 	// The destroys: the handle follows the 8-byte response slot, and the
@@ -134,7 +135,7 @@ func (c *Context) methodCall(w *abi.WriteCmd) (*abi.Ioctl, func()) {
 	case abi.IB_USER_VERBS_CMD_DESTROY_SRQ:
 		obj, method, hid, rid = abi.UVERBS_OBJECT_SRQ, abi.UVERBS_METHOD_SRQ_DESTROY, abi.UVERBS_ATTR_DESTROY_SRQ_HANDLE, abi.UVERBS_ATTR_DESTROY_SRQ_RESP
 	}
-	r := abi.Decode[abi.DestroyCq](w.Req) // destroy_qp and destroy_srq share its layout
+	r := kabi.Decode[abi.DestroyCq](w.Req) // destroy_qp and destroy_srq share its layout
 	call := abi.NewIoctl(obj, method)
 	call.Handle(hid, r.CqHandle)
 	call.Out(rid, w.Resp)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -13,14 +14,14 @@ import (
 func (qp *QP) AttachMcast(gid ib.GID, lid uint16) error {
 	op := fmt.Sprintf("attach qp %d to %v", qp.num, gid)
 	req := abi.AttachMcast{Gid: gid, QpHandle: qp.handle, Mlid: lid}
-	return qp.mcast(op, abi.IB_USER_VERBS_CMD_ATTACH_MCAST, abi.Bytes(&req))
+	return qp.mcast(op, abi.IB_USER_VERBS_CMD_ATTACH_MCAST, kabi.Bytes(&req))
 }
 
 // DetachMcast detaches the QP from the group (ibv_detach_mcast).
 func (qp *QP) DetachMcast(gid ib.GID, lid uint16) error {
 	op := fmt.Sprintf("detach qp %d from %v", qp.num, gid)
 	req := abi.DetachMcast{Gid: gid, QpHandle: qp.handle, Mlid: lid}
-	return qp.mcast(op, abi.IB_USER_VERBS_CMD_DETACH_MCAST, abi.Bytes(&req))
+	return qp.mcast(op, abi.IB_USER_VERBS_CMD_DETACH_MCAST, kabi.Bytes(&req))
 }
 
 func (qp *QP) mcast(op string, cmd uint32, req []byte) error {

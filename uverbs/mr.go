@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -56,7 +57,7 @@ func (pd *PD) RegMR(buf []byte, access Access) (*MR, error) {
 	req := abi.RegMr{Start: uint64(addr), Length: uint64(len(buf)), HcaVa: uint64(addr), PdHandle: pd.handle, AccessFlags: uint32(access)}
 	var resp abi.RegMrResp
 	drv := driverData(c.dev.DriverID)
-	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_REG_MR, Req: abi.Bytes(&req), Resp: abi.Bytes(&resp),
+	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_REG_MR, Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp),
 		DriverIn: drv.regMRIn, DriverOut: make([]byte, drv.regMROut)}); err != nil {
 		return nil, err
 	}
@@ -80,6 +81,6 @@ func (mr *MR) Len() int { return mr.length }
 func (mr *MR) Close() error {
 	return mr.destroy(func() error {
 		req := abi.DeregMr{MrHandle: mr.handle}
-		return mr.ctx.write(fmt.Sprintf("dereg mr %d", mr.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DEREG_MR, Req: abi.Bytes(&req)})
+		return mr.ctx.write(fmt.Sprintf("dereg mr %d", mr.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DEREG_MR, Req: kabi.Bytes(&req)})
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -19,12 +20,12 @@ func (c *Context) AllocPD() (*PD, error) {
 	var resp abi.AllocPdResp
 	drv := make([]byte, driverData(c.dev.DriverID).allocPDOut)
 	if err := c.write("alloc pd", &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_ALLOC_PD,
-		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
+		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
 		return nil, err
 	}
 	pd := &PD{object: object{ctx: c, handle: resp.PdHandle, kind: "pd"}}
 	if c.dev.DriverID == ib.DriverMLX5 {
-		pd.pdn = abi.Decode[abi.Mlx5IbAllocPdResp](drv).Pdn
+		pd.pdn = kabi.Decode[abi.Mlx5IbAllocPdResp](drv).Pdn
 	}
 	return pd, nil
 }
@@ -43,6 +44,6 @@ func (pd *PD) Context() *Context { return pd.ctx }
 func (pd *PD) Close() error {
 	return pd.destroy(func() error {
 		req := abi.DeallocPd{PdHandle: pd.handle}
-		return pd.ctx.write(fmt.Sprintf("dealloc pd %d", pd.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DEALLOC_PD, Req: abi.Bytes(&req)})
+		return pd.ctx.write(fmt.Sprintf("dealloc pd %d", pd.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DEALLOC_PD, Req: kabi.Bytes(&req)})
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -139,14 +140,14 @@ func (c *Context) QueryPort(port int) (*PortAttr, error) {
 	if c.ioctlOK {
 		call := abi.NewIoctl(abi.UVERBS_OBJECT_DEVICE, abi.UVERBS_METHOD_QUERY_PORT)
 		call.Const(abi.UVERBS_ATTR_QUERY_PORT_PORT_NUM, uint64(port))
-		call.Out(abi.UVERBS_ATTR_QUERY_PORT_RESP, abi.Bytes(&resp))
+		call.Out(abi.UVERBS_ATTR_QUERY_PORT_RESP, kabi.Bytes(&resp))
 		if err := c.ioctl(op, call); err != nil {
 			return nil, err
 		}
 	} else {
 		req := abi.QueryPort{PortNum: uint8(port)}
 		if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_PORT,
-			Req: abi.Bytes(&req), Resp: abi.Bytes(&resp.LegacyResp)}); err != nil {
+			Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp.LegacyResp)}); err != nil {
 			return nil, err
 		}
 	}

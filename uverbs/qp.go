@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -85,7 +86,7 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 	var resp abi.CreateQpResp
 	drv := make([]byte, driverData(c.dev.DriverID).createQPOut)
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_QP,
-		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
+		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
 		return nil, err
 	}
 	qp.handle, qp.num, qp.id = resp.QpHandle, resp.Qpn, resp.Qpn
@@ -188,7 +189,7 @@ func (qp *QP) Modify(attr *QPAttr, mask QPAttrMask) error {
 		MaxRdAtomic: attr.MaxRdAtomic, MaxDestRdAtomic: attr.MaxDestRdAtomic, MinRnrTimer: attr.MinRNRTimer,
 		PortNum: attr.Port, Timeout: attr.Timeout, RetryCnt: attr.RetryCnt, RnrRetry: attr.RNRRetry,
 		AltPortNum: attr.AltPort, AltTimeout: attr.AltTimeout}
-	return qp.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_MODIFY_QP, Req: abi.Bytes(&req)})
+	return qp.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_MODIFY_QP, Req: kabi.Bytes(&req)})
 }
 
 // Query returns the QP's attributes; mask says which the caller needs
@@ -202,7 +203,7 @@ func (qp *QP) Query(mask QPAttrMask) (*QPAttr, error) {
 	defer done()
 	req := abi.QueryQp{QpHandle: qp.handle, AttrMask: uint32(mask)}
 	var r abi.QueryQpResp
-	if err := qp.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_QP, Req: abi.Bytes(&req), Resp: abi.Bytes(&r)}); err != nil {
+	if err := qp.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_QP, Req: kabi.Bytes(&req), Resp: kabi.Bytes(&r)}); err != nil {
 		return nil, err
 	}
 	return decodeQPAttr(&r), nil
@@ -227,7 +228,7 @@ func (qp *QP) Close() error {
 		req := abi.DestroyQp{QpHandle: qp.handle}
 		var resp abi.DestroyQpResp
 		err := qp.ctx.write(fmt.Sprintf("destroy qp %d", qp.num), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_QP,
-			Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)})
+			Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)})
 		if err == nil {
 			qp.ctx.unregister(qp.userHandle)
 		}

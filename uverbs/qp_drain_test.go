@@ -3,6 +3,7 @@ package uverbs
 import (
 	"context"
 	"errors"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -18,7 +19,7 @@ func TestDrainRefusesSecond(t *testing.T) {
 	k := &fakeKernel{onWrite: func(w *abi.WriteCmd) error {
 		if w.Command == abi.IB_USER_VERBS_CMD_QUERY_QP {
 			r := abi.QueryQpResp{QpState: uint8(ib.QPStateRTS)}
-			copy(w.Resp, abi.Bytes(&r))
+			copy(w.Resp, kabi.Bytes(&r))
 		}
 		return nil
 	}}

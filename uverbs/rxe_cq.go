@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -43,14 +44,14 @@ func (rxeProvider) newCQ(cq *CQ) (cqOps, error) {
 // rxeCQQueue maps the queue named by the CQ's driver response (struct
 // rxe_create_cq_resp, which rxe_resize_cq_resp repeats).
 func rxeCQQueue(cq *CQ) (queue, error) {
-	if len(cq.driver) < abi.Sizeof[abi.RxeCreateCqResp]() {
+	if len(cq.driver) < kabi.Sizeof[abi.RxeCreateCqResp]() {
 		return queue{}, fmt.Errorf("driver response of %d bytes: %w", len(cq.driver), unix.EPROTO)
 	}
-	q, err := mapRxeQueue(cq.ctx, "cq", abi.Decode[abi.RxeCreateCqResp](cq.driver).Mi)
+	q, err := mapRxeQueue(cq.ctx, "cq", kabi.Decode[abi.RxeCreateCqResp](cq.driver).Mi)
 	if err != nil {
 		return queue{}, err
 	}
-	if q.elemSize() < abi.Sizeof[abi.UverbsWc]() {
+	if q.elemSize() < kabi.Sizeof[abi.UverbsWc]() {
 		q.unmap()
 		return queue{}, fmt.Errorf("%d-byte elements: %w", q.elemSize(), unix.EPROTO)
 	}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -38,10 +39,10 @@ type rxeQP struct {
 }
 
 func (rxeProvider) newQP(qp *QP, drv []byte) (qpOps, error) {
-	if len(drv) < abi.Sizeof[abi.RxeCreateQpResp]() {
+	if len(drv) < kabi.Sizeof[abi.RxeCreateQpResp]() {
 		return nil, fmt.Errorf("driver response of %d bytes: %w", len(drv), unix.EPROTO)
 	}
-	resp := abi.Decode[abi.RxeCreateQpResp](drv)
+	resp := kabi.Decode[abi.RxeCreateQpResp](drv)
 	x := &rxeQP{qp: qp}
 	var err error
 	if x.sq, err = mapRxeQueue(qp.ctx, "send queue", resp.SqMi); err != nil {

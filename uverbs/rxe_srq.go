@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -28,10 +29,10 @@ func (rxeProvider) newSRQ(srq *SRQ) (srqOps, error) {
 // rxeSRQQueue maps the queue the SRQ's driver data names (struct
 // rxe_create_srq_resp, whose mminfo a resize rewrites).
 func rxeSRQQueue(srq *SRQ) (queue, error) {
-	if len(srq.driver) < abi.Sizeof[abi.RxeCreateSrqResp]() {
+	if len(srq.driver) < kabi.Sizeof[abi.RxeCreateSrqResp]() {
 		return queue{}, fmt.Errorf("driver response of %d bytes: %w", len(srq.driver), unix.EPROTO)
 	}
-	q, err := mapRxeQueue(srq.ctx, "srq", abi.Decode[abi.RxeCreateSrqResp](srq.driver).Mi)
+	q, err := mapRxeQueue(srq.ctx, "srq", kabi.Decode[abi.RxeCreateSrqResp](srq.driver).Mi)
 	if err != nil {
 		return queue{}, err
 	}

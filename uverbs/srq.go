@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
@@ -48,13 +49,13 @@ func (pd *PD) CreateSRQ(attr SRQAttr) (*SRQ, error) {
 	var resp abi.CreateSrqResp
 	drv := make([]byte, driverData(c.dev.DriverID).createSRQOut)
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_SRQ,
-		Req: abi.Bytes(&req), Resp: abi.Bytes(&resp), DriverOut: drv}); err != nil {
+		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
 		return nil, err
 	}
 	srq.handle, srq.num, srq.maxWR, srq.maxSGE = resp.SrqHandle, resp.Srqn, resp.MaxWr, resp.MaxSge
 	srq.driver = drv
 	if c.dev.DriverID == ib.DriverRXE && srq.num == 0 && len(drv) >= 20 {
-		srq.num = abi.Decode[abi.RxeCreateSrqResp](drv).SrqNum
+		srq.num = kabi.Decode[abi.RxeCreateSrqResp](drv).SrqNum
 	}
 	srq.id = srq.num
 	if p != nil {
@@ -94,7 +95,7 @@ func (s *SRQ) Query() (SRQAttr, error) {
 func (s *SRQ) query(op string) (SRQAttr, error) {
 	req := abi.QuerySrq{SrqHandle: s.handle}
 	var resp abi.QuerySrqResp
-	if err := s.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_SRQ, Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)}); err != nil {
+	if err := s.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_SRQ, Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)}); err != nil {
 		return SRQAttr{}, err
 	}
 	return SRQAttr{MaxWR: resp.MaxWr, MaxSGE: resp.MaxSge, SRQLimit: resp.SrqLimit}, nil
@@ -108,7 +109,7 @@ func (s *SRQ) Close() error {
 		req := abi.DestroySrq{SrqHandle: s.handle}
 		var resp abi.DestroySrqResp
 		err := s.ctx.write(fmt.Sprintf("destroy srq %d", s.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_SRQ,
-			Req: abi.Bytes(&req), Resp: abi.Bytes(&resp)})
+			Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)})
 		if err == nil {
 			s.ctx.unregister(s.userHandle)
 		}

@@ -3,10 +3,9 @@ package uverbs
 import (
 	"bytes"
 	"fmt"
-	"runtime"
-	"unsafe"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -46,22 +45,20 @@ func (s *SRQ) Modify(attr SRQAttr, mask SRQAttrMask) error {
 	}
 	defer done()
 	req := abi.ModifySrq{SrqHandle: s.handle, AttrMask: uint32(mask), MaxWr: attr.MaxWR, SrqLimit: attr.SRQLimit}
-	w := &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_MODIFY_SRQ, Req: abi.Bytes(&req)}
+	w := &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_MODIFY_SRQ, Req: kabi.Bytes(&req)}
 	// rxe needs struct rxe_modify_srq_cmd always, and writes a resized
-	// queue's struct mminfo to the address it holds: pinned Go memory,
-	// alive across the call (libibverbs' rxe provider does the same with
-	// a stack variable).
+	// queue's struct mminfo to the address it holds: memory pinned through
+	// kabi for the call, on the write() and the ioctl path alike
+	// (libibverbs' rxe provider uses a stack variable).
 	var mi *abi.MmInfo
-	var pinner runtime.Pinner
-	defer pinner.Unpin()
+	var pins kabi.Pins
+	defer pins.Unpin()
 	if c.dev.DriverID == ib.DriverRXE {
 		mi = new(abi.MmInfo)
-		pinner.Pin(mi)
-		cmd := abi.RxeModifySrqCmd{MmapInfoAddr: uint64(uintptr(unsafe.Pointer(mi)))}
-		w.DriverIn = abi.Bytes(&cmd)
+		cmd := abi.RxeModifySrqCmd{MmapInfoAddr: pins.Pin(kabi.Bytes(mi))}
+		w.DriverIn = kabi.Bytes(&cmd)
 	}
 	err = c.write(op, w)
-	runtime.KeepAlive(mi)
 	if err != nil {
 		return err
 	}
@@ -74,9 +71,9 @@ func (s *SRQ) Modify(attr SRQAttr, mask SRQAttrMask) error {
 		return err
 	}
 	s.maxWR = q.MaxWR
-	if mi != nil && len(s.driver) >= abi.Sizeof[abi.MmInfo]() {
+	if mi != nil && len(s.driver) >= kabi.Sizeof[abi.MmInfo]() {
 		d := bytes.Clone(s.driver)
-		copy(d, abi.Bytes(mi))
+		copy(d, kabi.Bytes(mi))
 		s.driver = d
 		if s.ops != nil {
 			if err := s.ops.resized(); err != nil {

@@ -4,4 +4,8 @@
 // drivers/infiniband/core/ucma.c reads them. Each Go struct mirrors one C
 // struct on x86-64 and other 64-bit little-endian ABIs, with every gap a
 // named reserved field; abi_test.go asserts the sizes and offsets.
+//
+// Commands travel through package kabi (Write, WriteIn and EventBuf add
+// the header, whose lengths count bytes): the frame and the memory behind
+// its pointer field are kabi's, pinned for the call.
 package ucma

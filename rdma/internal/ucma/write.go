@@ -1,91 +1,61 @@
 package ucma
 
 import (
-	"runtime"
+	"fmt"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/internal/kabi"
 )
 
+const hdrLen = int(unsafe.Sizeof(CmdHdr{}))
+
 // Write sends one command: the header, then req (a command struct's
-// bytes). When resp is not nil, the kernel writes the response there:
-// respOff is the offset of the command's u64 response field in req. The
-// frame and the response buffer are one heap allocation, which the GC
-// keeps alive until the write returns. The write may sleep in the kernel
-// (DESTROY_ID waits for running handlers), so it goes through the
-// scheduler; EINTR is retried.
+// bytes). When resp is not nil, the kernel writes the response into
+// memory of package kabi, pinned for the call, that starts as a copy of
+// resp (so that what an older kernel's shorter struct leaves out keeps
+// the caller's value) and is copied back to it; respOff is the offset of
+// the command's u64 response field in req, where its address goes. The
+// write may sleep in the kernel (DESTROY_ID waits for running handlers),
+// so it goes through the scheduler. The error is the bare errno, a
+// framing error matching unix.EINVAL or unix.E2BIG, or a short write
+// matching io.ErrShortWrite; callers name the operation.
 func Write(fd int, cmd uint32, req []byte, respOff int, resp []byte) error {
 	return write(fd, cmd, req, respOff, resp, true)
 }
 
 // WriteIn sends one command whose pointer field at ptrOff in req points
-// at data, which the kernel reads (SET_OPTION's optval). Like Write, the
-// frame and data are one heap allocation alive across the write.
+// at data, which the kernel reads (SET_OPTION's optval): data is copied
+// into kabi's pinned memory for the call, and the field points there.
 func WriteIn(fd int, cmd uint32, req []byte, ptrOff int, data []byte) error {
 	return write(fd, cmd, req, ptrOff, data, false)
 }
 
 func write(fd int, cmd uint32, req []byte, ptrOff int, buf []byte, out bool) error {
-	const hdr = int(unsafe.Sizeof(CmdHdr{}))
-	in := hdr + len(req)
-	frame := make([]byte, in+len(buf))
+	if len(req) > 0xffff || len(buf) > 0xffff {
+		return fmt.Errorf("command %d of %d bytes with %d bytes behind its pointer: %w", cmd, len(req), len(buf), unix.E2BIG)
+	}
+	if buf != nil && (ptrOff < 0 || ptrOff+8 > len(req)) {
+		return fmt.Errorf("command %d: pointer field at %d of a %d-byte request: %w", cmd, ptrOff, len(req), unix.EINVAL)
+	}
+	m := kabi.NewMsg(hdrLen+len(req), len(buf))
 	h := CmdHdr{Cmd: cmd, In: uint16(len(req))}
 	if out {
 		h.Out = uint16(len(buf))
 	}
-	*(*CmdHdr)(unsafe.Pointer(&frame[0])) = h
-	copy(frame[hdr:], req)
+	copy(m.Buf(), buf)
+	frame := m.Frame()
+	copy(frame, kabi.Bytes(&h))
+	copy(frame[hdrLen:], req)
+	var err error
 	if buf != nil {
-		copy(frame[in:], buf)
-		*(*uint64)(unsafe.Pointer(&frame[hdr+ptrOff])) = uint64(uintptr(unsafe.Pointer(&frame[in])))
+		err = m.Send(fd, kabi.Ptr{At: hdrLen + ptrOff})
+	} else {
+		err = m.Send(fd)
 	}
-	for {
-		n, err := unix.Write(fd, frame[:in])
-		if err == unix.EINTR {
-			continue
-		}
-		runtime.KeepAlive(frame)
-		if err != nil {
-			return err
-		}
-		if n != in {
-			return unix.EIO
-		}
-		if out {
-			copy(buf, frame[in:])
-		}
-		return nil
+	if err == nil && out {
+		copy(buf, m.Buf())
 	}
-}
-
-// EventBuf is GET_EVENT's frame and response, made once per channel so
-// that fetching an event does not allocate. Its owner keeps it alive; the
-// frame holds the address of Resp.
-type EventBuf struct {
-	frame [16]byte // CmdHdr + struct rdma_ucm_get_event
-	Resp  EventResp
-}
-
-// NewEventBuf returns a GET_EVENT frame pointing at its own Resp.
-func NewEventBuf() *EventBuf {
-	b := new(EventBuf)
-	*(*CmdHdr)(unsafe.Pointer(&b.frame[0])) = CmdHdr{Cmd: RDMA_USER_CM_CMD_GET_EVENT,
-		In: uint16(unsafe.Sizeof(GetEvent{})), Out: uint16(unsafe.Sizeof(EventResp{}))}
-	*(*uint64)(unsafe.Pointer(&b.frame[8])) = uint64(uintptr(unsafe.Pointer(&b.Resp)))
-	return b
-}
-
-// Fetch writes GET_EVENT to fd, which must be non-blocking, so that it
-// does not wait for an event; it may still sleep on the file's mutex, so
-// it goes through the scheduler's system-call path. It returns 0 when
-// an event is in Resp, EAGAIN when none is queued, else the errno (EINTR
-// retried).
-func (b *EventBuf) Fetch(fd uintptr) unix.Errno {
-	for {
-		_, _, e := unix.Syscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b.frame[0])), uintptr(len(b.frame)))
-		if e != unix.EINTR {
-			runtime.KeepAlive(b)
-			return e
-		}
-	}
+	return err
 }

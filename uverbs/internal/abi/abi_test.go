@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rdmastack/rdmastack/internal/kabi"
 )
 
 // offset returns the byte offset of a (dotted) field path in t.
@@ -115,11 +117,11 @@ func TestSizes(t *testing.T) {
 }
 
 func TestDecodeShort(t *testing.T) {
-	r := Decode[GetContextResp]([]byte{7, 0, 0, 0})
+	r := kabi.Decode[GetContextResp]([]byte{7, 0, 0, 0})
 	if r.AsyncFD != 7 || r.NumCompVectors != 0 {
 		t.Fatalf("Decode of a short buffer = %+v", r)
 	}
-	if Sizeof[QueryDeviceResp]() != 176 {
-		t.Fatalf("Sizeof[QueryDeviceResp] = %d", Sizeof[QueryDeviceResp]())
+	if kabi.Sizeof[QueryDeviceResp]() != 176 {
+		t.Fatalf("kabi.Sizeof[QueryDeviceResp] = %d", kabi.Sizeof[QueryDeviceResp]())
 	}
 }

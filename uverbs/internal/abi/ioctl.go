@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/internal/kabi"
 )
 
 // MaxAttrs is the most attributes one Ioctl holds. The largest method
@@ -23,13 +25,16 @@ type ioctlBuf struct {
 // Ioctl builds one RDMA_VERBS_IOCTL call: the object and method, then one
 // attribute per call of its builder methods, in order. Every attribute is
 // mandatory unless Optional follows it, as in rdma-core. The caller's
-// buffers are kept reachable from the call, and pinned (runtime.Pinner)
-// only inside Do, around the syscall: a call built but never issued (the
-// context closed meanwhile) leaves nothing pinned. An Ioctl is used once.
+// buffers are kept reachable from the call, and pinned through kabi.Pins
+// only inside Do, around the syscall, with the attribute array the kernel
+// writes back: every address the call gives the kernel comes from that
+// Pin. A call built but never issued (the context closed meanwhile)
+// leaves nothing pinned. An Ioctl is used once.
 type Ioctl struct {
 	buf  *ioctlBuf
 	n    int
 	bufs [MaxAttrs][]byte // the caller's buffer behind each pointer attribute
+	pins kabi.Pins
 	err  error
 }
 
@@ -52,7 +57,8 @@ func (c *Ioctl) next(id uint16) int {
 	return i
 }
 
-// pointer stores a pinned pointer to b in attribute i.
+// pointer records b as attribute i's buffer, with its address for
+// Encoded; Do pins it and stores the address again, from the pin.
 func (c *Ioctl) pointer(i int, b []byte) {
 	if len(b) > 0xffff {
 		if c.err == nil {
@@ -69,16 +75,15 @@ func (c *Ioctl) pointer(i int, b []byte) {
 	c.buf.Attrs[i].Data = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
 }
 
-// pin pins every buffer of the call and refreshes its address.
-func (c *Ioctl) pin(p *runtime.Pinner) {
+// pin pins every buffer of the call, and the header and attributes, and
+// stores each buffer's address in its attribute.
+func (c *Ioctl) pin() {
 	for i, b := range c.bufs[:c.n] {
-		if len(b) == 0 {
-			continue
+		if len(b) > 0 {
+			c.buf.Attrs[i].Data = c.pins.Pin(b)
 		}
-		ptr := unsafe.Pointer(unsafe.SliceData(b))
-		p.Pin(ptr)
-		c.buf.Attrs[i].Data = uint64(uintptr(ptr))
 	}
+	c.pins.Pin(kabi.Bytes(c.buf))
 }
 
 // inline copies b (at most 8 bytes) into attribute i's data field.
@@ -104,12 +109,12 @@ func (c *Ioctl) In(id uint16, b []byte) int {
 
 // InU32 adds a 4-byte PTR_IN (or FLAGS_IN) attribute.
 func (c *Ioctl) InU32(id uint16, v uint32) int {
-	return c.In(id, Bytes(&v))
+	return c.In(id, kabi.Bytes(&v))
 }
 
 // InU64 adds an 8-byte PTR_IN (or FLAGS_IN) attribute.
 func (c *Ioctl) InU64(id uint16, v uint64) int {
-	return c.In(id, Bytes(&v))
+	return c.In(id, kabi.Bytes(&v))
 }
 
 // Const adds a CONST_IN attribute: 8 bytes, the value in data (the kernel
@@ -209,7 +214,7 @@ func (c *Ioctl) Valid(i int) bool {
 // for driver; it is what Do passes and exists for tests.
 func (c *Ioctl) Encoded(driver uint32) []byte {
 	c.finish(driver)
-	b := Bytes(c.buf)
+	b := kabi.Bytes(c.buf)
 	return b[:int(c.buf.Hdr.Length)]
 }
 
@@ -227,9 +232,8 @@ func (c *Ioctl) Do(fd int, driver uint32) error {
 	if c.err != nil {
 		return c.err
 	}
-	var pinner runtime.Pinner
-	defer pinner.Unpin()
-	c.pin(&pinner)
+	defer c.pins.Unpin()
+	c.pin()
 	c.finish(driver)
 	var err error
 	for {
@@ -242,8 +246,7 @@ func (c *Ioctl) Do(fd int, driver uint32) error {
 		}
 		break
 	}
-	runtime.KeepAlive(c.buf)
-	runtime.KeepAlive(&c.bufs)
+	runtime.KeepAlive(c)
 	return err
 }
 

@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/internal/kabi"
 )
 
 func TestIoctlAttributes(t *testing.T) {
@@ -28,7 +30,7 @@ func TestIoctlAttributes(t *testing.T) {
 	if len(b) != 24+7*16 || c.Len() != 7 {
 		t.Fatalf("encoded %d bytes, %d attrs", len(b), c.Len())
 	}
-	h := Decode[IoctlHdr](b)
+	h := kabi.Decode[IoctlHdr](b)
 	if h.Length != uint16(len(b)) || h.ObjectID != 0 || h.MethodID != 6 || h.NumAttrs != 7 || h.DriverID != 14 {
 		t.Fatalf("header %+v", h)
 	}
@@ -99,7 +101,7 @@ func TestWriteFraming(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, ex := Decode[CmdHdr](b), Decode[ExCmdHdr](b[8:])
+	h, ex := kabi.Decode[CmdHdr](b), kabi.Decode[ExCmdHdr](b[8:])
 	if len(b) != 8+16+8+16 || h.InWords != 1 || h.OutWords != 38 || ex.Response != 0x1000 || ex.ProviderInWords != 2 || ex.ProviderOutWords != 1 {
 		t.Fatalf("extended framing %d bytes, %+v %+v", len(b), h, ex)
 	}
@@ -108,7 +110,7 @@ func TestWriteFraming(t *testing.T) {
 	if b, err = w.Encoded(0x2000); err != nil {
 		t.Fatal(err)
 	}
-	h = Decode[CmdHdr](b)
+	h = kabi.Decode[CmdHdr](b)
 	if h.InWords != 5 || h.OutWords != 3 || binary.NativeEndian.Uint64(b[8:]) != 0x2000 {
 		t.Fatalf("plain framing %+v %x", h, b)
 	}
@@ -142,7 +144,7 @@ func TestWriteSyscall(t *testing.T) {
 	if err != nil || n != 16 {
 		t.Fatalf("read %d, %v", n, err)
 	}
-	if h := Decode[CmdHdr](got); h.Command != 3 || h.InWords != 4 || h.OutWords != 1 {
+	if h := kabi.Decode[CmdHdr](got); h.Command != 3 || h.InWords != 4 || h.OutWords != 1 {
 		t.Fatalf("header %+v", h)
 	}
 	if binary.NativeEndian.Uint64(got[8:]) == 0 {
