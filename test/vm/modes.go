@@ -190,12 +190,16 @@ func (s *session) test(ctx context.Context) error {
 		})...)
 	}
 	if len(raceBins) > 0 {
+		// The race runs are the longest: first, so that the parallel
+		// guests finish together.
+		var race []vmJob
 		for _, k := range raceKernels {
-			jobs = append(jobs, vmJob{kernel: k, devices: s.opts.devices[0], suffix: raceSuffix,
+			race = append(race, vmJob{kernel: k, devices: s.opts.devices[0], suffix: raceSuffix,
 				payload: func(k kernel, n int, outDir string) string {
 					return testPayload(k, n, outDir, raceBins, s.opts.args)
 				}})
 		}
+		jobs = append(race, jobs...)
 	}
 	reports, err := s.runJobs(ctx, jobs, func(r *runReport) func(string) { return r.Tally.line })
 	if err != nil {
