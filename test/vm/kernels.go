@@ -149,13 +149,25 @@ func checkKernelFiles(k kernel, modulesDir string) error {
 }
 
 // selectRaceKernels picks the kernels of -race among those of the session:
-// "all" is every one, "none" none, else a comma list as for -kernels.
+// "all" is every one, "none" none, "newest" the newest release, else a
+// comma list as for -kernels.
 func selectRaceKernels(spec string, session []kernel) ([]kernel, error) {
 	switch strings.TrimSpace(spec) {
 	case "none":
 		return nil, nil
 	case "all":
 		return session, nil
+	case "newest":
+		if len(session) == 0 {
+			return nil, nil
+		}
+		newest := session[0]
+		for _, k := range session[1:] {
+			if compareReleases(k.Release, newest.Release) > 0 {
+				newest = k
+			}
+		}
+		return []kernel{newest}, nil
 	}
 	ks, err := selectKernels(spec, session)
 	if err != nil {

@@ -21,9 +21,10 @@ func TestSelectRaceKernels(t *testing.T) {
 		return n
 	}
 	for spec, want := range map[string][]string{
-		"all":  {"6.1.0-57-amd64", "6.12.117+deb12-amd64"},
-		"none": nil,
-		"6.12": {"6.12.117+deb12-amd64"},
+		"all":    {"6.1.0-57-amd64", "6.12.117+deb12-amd64"},
+		"none":   nil,
+		"6.12":   {"6.12.117+deb12-amd64"},
+		"newest": {"6.12.117+deb12-amd64"},
 	} {
 		got, err := selectRaceKernels(spec, session)
 		if err != nil {
@@ -62,8 +63,8 @@ func TestParseOptionsParallelAndRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.race != "all" || o.parallel != max(1, runtime.NumCPU()) {
-		t.Errorf("defaults: race %q parallel %d, want all and %d", o.race, o.parallel, runtime.NumCPU())
+	if o.race != "newest" || o.parallel != max(1, runtime.NumCPU()) {
+		t.Errorf("defaults: race %q parallel %d, want newest and %d", o.race, o.parallel, runtime.NumCPU())
 	}
 	o, err = parseOptions([]string{"-smp", "2", "test"}, io.Discard)
 	if err != nil {
