@@ -95,7 +95,8 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 }
 
 // TryGetEvent is GetEvent without the wait: ok is false when no event is
-// queued.
+// queued, and also, at once, while another goroutine waits in GetEvent
+// (the event goes to that waiter).
 func (ch *CompChannel) TryGetEvent() (cq *CQ, ok bool, err error) {
 	ch.readers.Add(1)
 	defer ch.readers.Add(-1)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -346,5 +347,38 @@ func TestCloseWakesReadersAndWaiters(t *testing.T) {
 	close(stop)
 	if err := <-tries; err != nil {
 		t.Fatalf("TryRead around Close: %v", err)
+	}
+}
+
+// TestCancelRacingWaitStart: a context cancelled while its wait is
+// starting (taking the turn, setting the deadline) still ends the wait:
+// the cancellation's kick is never overwritten by the wait's own
+// deadline. Each of many waits, cancelled at a varying moment around
+// its start, returns within a second.
+func TestCancelRacingWaitStart(t *testing.T) {
+	fd, _ := newPipe(t)
+	var b [8]byte
+	for i := range 3000 {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			for range i % 7 {
+				runtime.Gosched()
+			}
+			cancel()
+		}()
+		done := make(chan error, 1)
+		go func() {
+			_, err := fd.Read(ctx, b[:])
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("wait %d: %v, want context.Canceled", i, err)
+			}
+		case <-time.After(time.Second):
+			t.Fatalf("wait %d: its context was cancelled, and it still waits", i)
+		}
+		cancel()
 	}
 }

@@ -275,6 +275,14 @@ func (e *FD) wait(ctx context.Context, fn func(uintptr) bool, b []byte, handle f
 		if err := e.setDeadline(dl); err != nil {
 			return 0, e.mapErr(err)
 		}
+		// A cancellation whose kick came before setDeadline had its
+		// deadline overwritten (setDeadline resets it after any kick,
+		// which may be a stale one): it must be seen here, or the wait
+		// would park for good. One that comes later kicks the deadline
+		// set above.
+		if err := ctx.Err(); err != nil {
+			return 0, ContextError(err)
+		}
 		if b != nil {
 			e.prepare(b)
 		}
