@@ -13,10 +13,16 @@ import (
 	"strings"
 )
 
-// module is the Go module test/vm works on.
+// module is a Go module test/vm works on: the repository's own, or one
+// nested in it (the exporter, whose dependencies stay out of the library's
+// go.mod).
 type module struct {
 	Root string // directory of go.mod
 	Path string // module path
+	// Base is the repository module's path: test binaries are named
+	// relative to it, and its internal/testenv marks the tests that need
+	// the VM. For the repository module it equals Path.
+	Base string
 }
 
 // goEnv is the environment of every go command: static binaries only, as
@@ -67,7 +73,39 @@ func findModule(ctx context.Context) (module, error) {
 	if !ok || dir == "" {
 		return module{}, fmt.Errorf("not inside a Go module: go list -m printed %q", out)
 	}
-	return module{Root: dir, Path: path}, nil
+	return module{Root: dir, Path: path, Base: path}, nil
+}
+
+// findModules returns the module of the current directory and, after it,
+// the modules nested in its tree (the outermost directories below it with
+// a go.mod, outside testdata and hidden directories), in path order.
+func findModules(ctx context.Context) ([]module, error) {
+	root, err := findModule(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mods := []module{root}
+	err = filepath.WalkDir(root.Root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() || p == root.Root {
+			return nil
+		}
+		if name := d.Name(); name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+			return filepath.SkipDir
+		}
+		if _, err := os.Stat(filepath.Join(p, "go.mod")); err != nil {
+			return nil
+		}
+		out, err := goOutput(ctx, p, "list", "-m", "-f", "{{.Path}}")
+		if err != nil {
+			return err
+		}
+		mods = append(mods, module{Root: p, Path: strings.TrimSpace(out), Base: root.Path})
+		return filepath.SkipDir
+	})
+	return mods, err
 }
 
 // buildCommands builds every main package under ./cmd/... into binDir and
@@ -168,7 +206,7 @@ func buildRaceTestBinaries(ctx context.Context, m module, pkgs []testPackage, di
 	}
 	var with []testPackage
 	for _, p := range pkgs {
-		ok, err := usesTestenv(p.Dir, m.Path)
+		ok, err := usesTestenv(p.Dir, m.Base)
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +249,7 @@ func buildBinaries(ctx context.Context, m module, pkgs []testPackage, dir string
 	}
 	var bins []testBinary
 	for _, p := range pkgs {
-		name := testBinaryName(m.Path, p.ImportPath)
+		name := testBinaryName(m.Base, p.ImportPath)
 		out := filepath.Join(dir, name+".test")
 		cmd := append(append([]string(nil), args...), "-o", out, p.ImportPath)
 		fmt.Fprintf(log, "vm: CGO_ENABLED=%s go %s\n", cgo, strings.Join(cmd, " "))
@@ -239,7 +277,7 @@ func buildBinaries(ctx context.Context, m module, pkgs []testPackage, dir string
 // compiler is used; the project and its commands stay cgo-free.
 var racePackages = []string{"./..."}
 
-// raceTests runs go test -race on racePackages.
+// raceTests runs go test -race on racePackages of the module in dir.
 func raceTests(ctx context.Context, dir string, stdout, stderr io.Writer) error {
 	if _, err := exec.LookPath("gcc"); err != nil {
 		return fmt.Errorf("go test -race needs a C compiler: apt-get install -y gcc")

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,5 +43,48 @@ func TestTestBinaryName(t *testing.T) {
 		if got := testBinaryName(mod, in); got != want {
 			t.Errorf("testBinaryName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestFindModules: the module of the current directory first, then the
+// modules nested in it, named after their own go.mod; testdata and hidden
+// directories are not searched.
+func TestFindModules(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, text string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/top\n\ngo 1.26\n")
+	write("exporter/go.mod", "module example.com/top/exporter\n\ngo 1.26\n")
+	write("exporter/inner/go.mod", "module example.com/top/exporter/inner\n\ngo 1.26\n")
+	write("pkg/testdata/mod/go.mod", "module example.com/fixture\n\ngo 1.26\n")
+	write(".hidden/go.mod", "module example.com/hidden\n\ngo 1.26\n")
+	t.Chdir(root)
+	got, err := findModules(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []module{
+		{Root: dir, Path: "example.com/top", Base: "example.com/top"},
+		{Root: filepath.Join(dir, "exporter"), Path: "example.com/top/exporter", Base: "example.com/top"},
+	}
+	for i := range got {
+		if r, err := filepath.EvalSymlinks(got[i].Root); err == nil {
+			got[i].Root = r
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("findModules (-want +got):\n%s", diff)
 	}
 }

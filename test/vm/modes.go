@@ -57,7 +57,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		return nil
 	}
 
-	m, err := findModule(ctx)
+	mods, err := findModules(ctx)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	}
 	defer cleanup()
 
-	s := &session{opts: o, tools: t, module: m, work: work, kernels: kernels, stdout: stdout, stderr: stderr}
+	s := &session{opts: o, tools: t, module: mods[0], nested: mods[1:], work: work, kernels: kernels, stdout: stdout, stderr: stderr}
 	if o.mode == "run" {
 		return s.run(ctx)
 	}
@@ -101,16 +101,70 @@ func workDir(o *options, log io.Writer) (string, func(), error) {
 type session struct {
 	opts    *options
 	tools   *tools
-	module  module
+	module  module   // the repository's module: run's commands start in its root
+	nested  []module // modules nested in it, built and tested with it
 	work    string
 	kernels []kernel
 	stdout  io.Writer
 	stderr  io.Writer
 }
 
+// modules is the repository's module, then the nested ones.
+func (s *session) modules() []module { return append([]module{s.module}, s.nested...) }
+
+// buildAllCommands builds the commands of every module into WORK/bin.
+func (s *session) buildAllCommands(ctx context.Context) error {
+	for _, m := range s.modules() {
+		if _, err := buildCommands(ctx, m, filepath.Join(s.work, "bin"), s.stderr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unitTests runs go vet, go test and go test -race in every module.
+func (s *session) unitTests(ctx context.Context) error {
+	for _, m := range s.modules() {
+		fmt.Fprintf(s.stderr, "vm: %s: CGO_ENABLED=0 go vet ./...\n", m.Path)
+		if err := goRun(ctx, m.Root, s.stdout, s.stdout, "vet", "./..."); err != nil {
+			return fmt.Errorf("go vet failed: %v", err)
+		}
+		fmt.Fprintf(s.stderr, "vm: %s: CGO_ENABLED=0 go test ./...\n", m.Path)
+		if err := goRun(ctx, m.Root, s.stdout, s.stdout, "test", "./..."); err != nil {
+			return fmt.Errorf("unit tests on the host failed: %v", err)
+		}
+		if err := raceTests(ctx, m.Root, s.stdout, s.stderr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildAllTests builds the test binaries of every module into dir (race
+// ones, with the race detector, of the packages whose tests need the VM).
+func (s *session) buildAllTests(ctx context.Context, dir string, race bool) ([]testBinary, error) {
+	var all []testBinary
+	for _, m := range s.modules() {
+		pkgs, err := listTestPackages(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		build := buildTestBinaries
+		if race {
+			build = buildRaceTestBinaries
+		}
+		bins, err := build(ctx, m, pkgs, dir, s.stderr)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, bins...)
+	}
+	return all, nil
+}
+
 // run is run mode: the command in every VM of the matrix.
 func (s *session) run(ctx context.Context) error {
-	if _, err := buildCommands(ctx, s.module, filepath.Join(s.work, "bin"), s.stderr); err != nil {
+	if err := s.buildAllCommands(ctx); err != nil {
 		return err
 	}
 	reports, err := s.runJobs(ctx, s.jobs(s.opts.devices, "", func(k kernel, n int, outDir string) string {
@@ -137,32 +191,20 @@ func (s *session) run(ctx context.Context) error {
 func (s *session) test(ctx context.Context) error {
 	if s.opts.unit {
 		start := time.Now()
-		fmt.Fprintln(s.stderr, "vm: CGO_ENABLED=0 go vet ./...")
-		if err := goRun(ctx, s.module.Root, s.stdout, s.stdout, "vet", "./..."); err != nil {
-			return fmt.Errorf("go vet failed: %v", err)
-		}
-		fmt.Fprintln(s.stderr, "vm: CGO_ENABLED=0 go test ./...")
-		if err := goRun(ctx, s.module.Root, s.stdout, s.stdout, "test", "./..."); err != nil {
-			return fmt.Errorf("unit tests on the host failed: %v", err)
-		}
-		if err := raceTests(ctx, s.module.Root, s.stdout, s.stderr); err != nil {
+		if err := s.unitTests(ctx); err != nil {
 			return err
 		}
 		fmt.Fprintf(s.stderr, "vm: host unit tests passed in %s\n", seconds(time.Since(start)))
 	}
 	start := time.Now()
-	pkgs, err := listTestPackages(ctx, s.module)
-	if err != nil {
-		return err
-	}
-	bins, err := buildTestBinaries(ctx, s.module, pkgs, filepath.Join(s.work, "tests"), s.stderr)
+	bins, err := s.buildAllTests(ctx, filepath.Join(s.work, "tests"), false)
 	if err != nil {
 		return err
 	}
 	if len(bins) == 0 {
 		return errors.New("no test binaries to run: the module has no package with tests")
 	}
-	if _, err := buildCommands(ctx, s.module, filepath.Join(s.work, "bin"), s.stderr); err != nil {
+	if err := s.buildAllCommands(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.stderr, "vm: built %d test binaries in %s\n", len(bins), seconds(time.Since(start)))
@@ -173,7 +215,7 @@ func (s *session) test(ctx context.Context) error {
 	var raceBins []testBinary
 	if len(raceKernels) > 0 {
 		start := time.Now()
-		raceBins, err = buildRaceTestBinaries(ctx, s.module, pkgs, filepath.Join(s.work, "tests-race"), s.stderr)
+		raceBins, err = s.buildAllTests(ctx, filepath.Join(s.work, "tests-race"), true)
 		if err != nil {
 			return err
 		}

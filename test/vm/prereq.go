@@ -33,6 +33,8 @@ var debPackages = []string{
 	"ibverbs-providers",
 	"rdmacm-utils",
 	"perftest",
+	"prometheus",               // the exporter's tests: a real Prometheus scrapes it; promtool checks its output
+	"prometheus-node-exporter", // the exporter's oracle: node_exporter's infiniband collector
 }
 
 // busyboxPath is where busybox-static installs its binary.
