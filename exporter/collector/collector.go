@@ -71,9 +71,11 @@ type state struct {
 	events       map[nldev.EventType]uint64
 	scrapeErrors uint64
 	dev          map[uint32]*devState // by device index
-	optionalSet  map[portKey]bool     // ports whose optional counters were set
-	autoSet      map[portKey]bool     // ports put in auto mode by us
-	logged       map[string]bool      // one-time log lines
+	layouts      map[uint32]*layout   // by device index
+	verbs        map[uint32]*verbsAttrs
+	optionalSet  map[portKey]bool // ports whose optional counters were set
+	autoSet      map[portKey]bool // ports put in auto mode by us
+	logged       map[string]bool  // one-time log lines
 }
 
 // devState is what is remembered of one device.
@@ -101,6 +103,7 @@ func newCollector(opts Options, k kernel) (*Collector, error) {
 	}
 	c := &Collector{opts: opts, log: log, k: k, st: state{
 		events: map[nldev.EventType]uint64{}, dev: map[uint32]*devState{},
+		layouts: map[uint32]*layout{}, verbs: map[uint32]*verbsAttrs{},
 		optionalSet: map[portKey]bool{}, autoSet: map[portKey]bool{}, logged: map[string]bool{},
 	}}
 	ctx, stop := context.WithCancel(context.Background())

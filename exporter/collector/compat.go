@@ -1,9 +1,6 @@
 package collector
 
 import (
-	"path/filepath"
-	"strconv"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rdmastack/rdmastack/device"
@@ -72,30 +69,20 @@ func init() {
 	}
 }
 
-// nodeExporter adds node_exporter's families for device d, whose sysfs
-// directory is sys.
-func (c *Collector) nodeExporter(b *batch, d device.Device, sys string) {
-	board, _ := readString(filepath.Join(sys, "board_id"))
-	fw, _ := readString(filepath.Join(sys, "fw_ver"))
-	hca, _ := readString(filepath.Join(sys, "hca_type"))
-	b.add(neInfo, prometheus.GaugeValue, 1, d.Name, board, fw, hca)
-	for _, p := range d.Ports {
-		port := strconv.FormatUint(uint64(p.Number), 10)
-		psys := filepath.Join(sys, "ports", port)
-		if v, ok := readStateID(filepath.Join(psys, "state")); ok {
-			b.add(neState, prometheus.GaugeValue, v, d.Name, port)
-		}
-		if v, ok := readStateID(filepath.Join(psys, "phys_state")); ok {
-			b.add(nePhys, prometheus.GaugeValue, v, d.Name, port)
-		}
-		if v, ok := readRate(filepath.Join(psys, "rate")); ok {
-			b.add(neRate, prometheus.GaugeValue, v, d.Name, port)
-		}
-		for _, dir := range []string{"counters", "counters_ext"} {
-			for _, ct := range readCounterDir(filepath.Join(psys, dir)) {
-				if nc, ok := neCounters[dir+"/"+ct.name]; ok {
-					b.add(nc.desc, prometheus.CounterValue, float64(ct.value*nc.scale), d.Name, port)
-				}
+// nodeExporterPort adds node_exporter's families for one port: state and
+// physical state (the numbers sysfs prints before the name, which are the
+// kernel's, as RDMA netlink reports them), the rate and the PMA counters
+// read for the port's own families.
+func nodeExporterPort(b *batch, dev, port string, p device.Port, rate float64, hasRate bool, pma, ext []sysCounter) {
+	b.add(neState, prometheus.GaugeValue, float64(p.State), dev, port)
+	b.add(nePhys, prometheus.GaugeValue, float64(p.PhysState), dev, port)
+	if hasRate {
+		b.add(neRate, prometheus.GaugeValue, rate, dev, port)
+	}
+	for dir, cs := range map[string][]sysCounter{"counters": pma, "counters_ext": ext} {
+		for _, ct := range cs {
+			if nc, ok := neCounters[dir+"/"+ct.name]; ok {
+				b.add(nc.desc, prometheus.CounterValue, float64(ct.value*nc.scale), dev, port)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -56,26 +57,33 @@ var (
 // family.
 type counterDescs struct {
 	mu sync.Mutex
-	m  map[string]*prometheus.Desc
+	m  map[counterID]counterDesc
+}
+
+type counterID struct{ prefix, counter string }
+
+type counterDesc struct {
+	desc *prometheus.Desc
+	vt   prometheus.ValueType
 }
 
 func (d *counterDescs) get(k counterKind, counter string) (*prometheus.Desc, prometheus.ValueType) {
-	name, gauge := counterFamily(k.prefix, counter)
-	vt := prometheus.CounterValue
-	if gauge {
-		vt = prometheus.GaugeValue
-	}
+	id := counterID{k.prefix, counter}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if cd, ok := d.m[id]; ok {
+		return cd.desc, cd.vt
+	}
 	if d.m == nil {
-		d.m = map[string]*prometheus.Desc{}
+		d.m = map[counterID]counterDesc{}
 	}
-	ds, ok := d.m[name]
-	if !ok {
-		ds = prometheus.NewDesc(name, fmt.Sprintf(k.help, counter), k.labels, nil)
-		d.m[name] = ds
+	name, gauge := counterFamily(k.prefix, counter)
+	cd := counterDesc{prometheus.NewDesc(name, fmt.Sprintf(k.help, counter), k.labels, nil), prometheus.CounterValue}
+	if gauge {
+		cd.vt = prometheus.GaugeValue
 	}
-	return ds, vt
+	d.m[id] = cd
+	return cd.desc, cd.vt
 }
 
 // batch collects one device's metrics, so that a device that vanishes
@@ -83,7 +91,13 @@ func (d *counterDescs) get(k counterKind, counter string) (*prometheus.Desc, pro
 // metric name ("Rx" and "rx") keep the first.
 type batch struct {
 	metrics []prometheus.Metric
-	seen    map[string]bool
+	seen    map[seriesKey]bool
+}
+
+// seriesKey names one series of a batch.
+type seriesKey struct {
+	desc   *prometheus.Desc
+	labels string
 }
 
 func (b *batch) add(d *prometheus.Desc, vt prometheus.ValueType, v float64, labels ...string) {
@@ -93,9 +107,9 @@ func (b *batch) add(d *prometheus.Desc, vt prometheus.ValueType, v float64, labe
 // addCounter adds a kernel-named counter.
 func (b *batch) addCounter(descs *counterDescs, k counterKind, counter string, v uint64, labels ...string) {
 	d, vt := descs.get(k, counter)
-	key := d.String() + fmt.Sprint(labels)
+	key := seriesKey{d, strings.Join(labels, "\xff")}
 	if b.seen == nil {
-		b.seen = map[string]bool{}
+		b.seen = map[seriesKey]bool{}
 	}
 	if b.seen[key] {
 		return

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -76,6 +77,8 @@ func (c *Collector) scrape(out *[]prometheus.Metric) bool {
 	for idx := range c.st.dev {
 		if !present[idx] {
 			delete(c.st.dev, idx)
+			delete(c.st.layouts, idx)
+			delete(c.st.verbs, idx)
 		}
 	}
 	return true
@@ -103,17 +106,14 @@ func (c *Collector) device(d device.Device, ctrs [][]nldev.Counter, ctrErrs []er
 	b.add(devInfoDesc, prometheus.GaugeValue, 1, dev, d.DriverID.String(), d.NodeType.String(), string(d.Protocol),
 		d.NodeGUID.String(), d.SysImageGUID.String(), d.FirmwareVersion, d.Parent.Bus, d.Parent.Name)
 
-	var attrs []*uverbs.PortAttr
-	if !c.opts.NoVerbs && d.Uverbs != "" {
-		a, err := c.k.queryPorts(d)
-		switch {
-		case errors.Is(err, os.ErrPermission):
-			c.once("verbs-perm/"+dev, slog.LevelInfo, "no access to the device's verbs interface: its MTUs are not exported", "device", dev, "err", err)
-		case err != nil:
-			fail("the ports' verbs attributes", err)
-		default:
-			attrs = a
+	attrs := c.portAttrs(d, fail)
+	l := c.st.layouts[d.Index]
+	if l == nil || l.name != d.Name {
+		nums := make([]uint32, len(d.Ports))
+		for i, p := range d.Ports {
+			nums[i] = p.Number
 		}
+		l = readLayout(sys, d.Name, nums)
 	}
 	for i, p := range d.Ports {
 		port := strconv.FormatUint(uint64(p.Number), 10)
@@ -126,7 +126,8 @@ func (c *Collector) device(d device.Device, ctrs [][]nldev.Counter, ctrErrs []er
 		if p.LinkLayer == ib.LinkLayerInfiniBand {
 			b.add(portLIDDesc, prometheus.GaugeValue, float64(p.LID), dev, port)
 		}
-		if rate, ok := readRate(filepath.Join(psys, "rate")); ok {
+		rate, hasRate := readRate(filepath.Join(psys, "rate"))
+		if hasRate {
 			b.add(portRateDesc, prometheus.GaugeValue, rate, dev, port)
 		}
 		if attrs != nil && i < len(attrs) && attrs[i] != nil {
@@ -142,14 +143,19 @@ func (c *Collector) device(d device.Device, ctrs [][]nldev.Counter, ctrErrs []er
 		default:
 			fail("the port's hardware counters", err)
 		}
-		for _, ct := range readCounterDir(filepath.Join(psys, "counters")) {
+		pc := readCounters(filepath.Join(psys, "counters"), l.pma[p.Number])
+		ext := readCounters(filepath.Join(psys, "counters_ext"), l.pmaExt[p.Number])
+		for _, ct := range pc {
 			b.addPMA(&c.descs, pma, ct, dev, port)
 		}
-		for _, ct := range readCounterDir(filepath.Join(psys, "counters_ext")) {
+		for _, ct := range ext {
 			b.addPMA(&c.descs, pmaExt, ct, dev, port)
 		}
+		if c.opts.NodeExporter {
+			nodeExporterPort(&b, dev, port, p, rate, hasRate, pc, ext)
+		}
 	}
-	for _, ct := range readCounterDir(filepath.Join(sys, "hw_counters")) {
+	for _, ct := range readCounters(filepath.Join(sys, "hw_counters"), l.hw) {
 		b.addCounter(&c.descs, devHW, ct.name, ct.value, dev)
 	}
 	if s, ok := res[d.Index]; ok {
@@ -174,7 +180,7 @@ func (c *Collector) device(d device.Device, ctrs [][]nldev.Counter, ctrErrs []er
 		}
 	}
 	if c.opts.NodeExporter {
-		c.nodeExporter(&b, d, sys)
+		b.add(neInfo, prometheus.GaugeValue, 1, dev, l.board, l.fw, l.hca)
 	}
 	if d.SysfsPath != "" {
 		if _, err := os.Stat(d.SysfsPath); errors.Is(err, os.ErrNotExist) {
@@ -186,9 +192,49 @@ func (c *Collector) device(d device.Device, ctrs [][]nldev.Counter, ctrErrs []er
 		return batch{}, false
 	}
 	c.st.dev[d.Index] = ds
+	c.st.layouts[d.Index] = l
 	b.add(devErrDesc, prometheus.CounterValue, float64(ds.errors), dev)
 	b.add(devDurDesc, prometheus.GaugeValue, time.Since(start).Seconds(), dev)
 	return b, true
+}
+
+// verbsRefresh is how long the ports' verbs attributes (the MTUs) are
+// kept: reading them opens the device's verbs context, which costs more
+// than the rest of the device's scrape. A port whose state changed is read
+// again at once.
+const verbsRefresh = 30 * time.Second
+
+// verbsAttrs is one reading of a device's port attributes.
+type verbsAttrs struct {
+	at     time.Time
+	states []ib.PortState
+	attrs  []*uverbs.PortAttr
+}
+
+// portAttrs returns d's ports' verbs attributes, nil when they cannot be
+// read (no verbs device, no access, Options.NoVerbs).
+func (c *Collector) portAttrs(d device.Device, fail func(string, error)) []*uverbs.PortAttr {
+	if c.opts.NoVerbs || d.Uverbs == "" {
+		return nil
+	}
+	states := make([]ib.PortState, len(d.Ports))
+	for i, p := range d.Ports {
+		states[i] = p.State
+	}
+	if v := c.st.verbs[d.Index]; v != nil && time.Since(v.at) < verbsRefresh && slices.Equal(v.states, states) {
+		return v.attrs
+	}
+	a, err := c.k.queryPorts(d)
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		c.once("verbs-perm/"+d.Name, slog.LevelInfo, "no access to the device's verbs interface: its MTUs are not exported", "device", d.Name, "err", err)
+		return nil
+	case err != nil:
+		fail("the ports' verbs attributes", err)
+		return nil
+	}
+	c.st.verbs[d.Index] = &verbsAttrs{at: time.Now(), states: states, attrs: a}
+	return a
 }
 
 // countChange counts a change of a port's logical state since it was last

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // sysCounter is one counter file of sysfs: the PMA's port counters
@@ -16,25 +18,60 @@ type sysCounter struct {
 	value uint64
 }
 
-// readCounterDir reads every counter file of dir, in name order. A missing
-// directory is no counters; a file that cannot be read or does not hold a
-// number ("N/A (no PMA)" where the driver has no PMA, an error the driver
-// returns for one counter) is left out, never a failed scrape.
-func readCounterDir(dir string) []sysCounter {
+// layout is what of a device's sysfs directory does not change while it
+// is registered: which counter files it has, and the identity attributes
+// node_exporter reports. It is read once per device (and name: a rename
+// moves the directory), which spares every scrape the directory listings.
+type layout struct {
+	name           string // the device name it was read under
+	board, fw, hca string // board_id, fw_ver, hca_type; "" when absent
+	hw             []string
+	pma, pmaExt    map[uint32][]string // by port: counters/, counters_ext/
+}
+
+// readLayout reads the layout of the device directory sys.
+func readLayout(sys, name string, ports []uint32) *layout {
+	l := &layout{name: name, hw: listDir(filepath.Join(sys, "hw_counters")),
+		pma: map[uint32][]string{}, pmaExt: map[uint32][]string{}}
+	l.board, _ = readString(filepath.Join(sys, "board_id"))
+	l.fw, _ = readString(filepath.Join(sys, "fw_ver"))
+	l.hca, _ = readString(filepath.Join(sys, "hca_type"))
+	for _, p := range ports {
+		psys := filepath.Join(sys, "ports", strconv.FormatUint(uint64(p), 10))
+		l.pma[p] = listDir(filepath.Join(psys, "counters"))
+		l.pmaExt[p] = listDir(filepath.Join(psys, "counters_ext"))
+	}
+	return l
+}
+
+// listDir lists the regular files of dir in name order; none when it
+// does not exist.
+func listDir(dir string) []string {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
-	var out []sysCounter
+	var out []string
 	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		if v, ok := readUint(filepath.Join(dir, e.Name())); ok {
-			out = append(out, sysCounter{name: e.Name(), value: v})
+		if e.Type().IsRegular() {
+			out = append(out, e.Name())
 		}
 	}
-	slices.SortFunc(out, func(a, b sysCounter) int { return strings.Compare(a.name, b.name) })
+	slices.Sort(out)
+	return out
+}
+
+// readCounters reads the counter files names of dir. A file that cannot be
+// read or does not hold a number ("N/A (no PMA)" where the driver has no
+// PMA, an error the driver returns for one counter) is left out, never a
+// failed scrape.
+func readCounters(dir string, names []string) []sysCounter {
+	var out []sysCounter
+	for _, n := range names {
+		if v, ok := readUint(filepath.Join(dir, n)); ok {
+			out = append(out, sysCounter{name: n, value: v})
+		}
+	}
 	return out
 }
 
@@ -48,13 +85,26 @@ func readUint(path string) (uint64, bool) {
 	return v, err == nil
 }
 
-// readString reads a one-line sysfs attribute without its newline.
+// readString reads a one-line sysfs attribute without its newline, in
+// three system calls (open, one read, close): sysfs hands a whole
+// attribute to the first read, and a scrape reads hundreds of them.
 func readString(path string) (string, bool) {
-	b, err := os.ReadFile(path)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", false
 	}
-	return strings.TrimSpace(string(b)), true
+	defer unix.Close(fd)
+	var buf [256]byte
+	for {
+		n, err := unix.Read(fd, buf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n < 0 {
+			return "", false
+		}
+		return strings.TrimSpace(string(buf[:n])), true
+	}
 }
 
 // readRate reads ports/N/rate, "100 Gb/sec (4X EDR)", as bytes per second

@@ -68,3 +68,27 @@ func StartRCServer(t testing.TB, dev string, port int) uint32 {
 	})
 	return lqpn
 }
+
+// RCPingpong runs a pair of rdma-core's ibv_rc_pingpong, server and client
+// both on dev (the client reaches the server's TCP port on 127.0.0.1), for
+// iters round trips: each side sends iters messages. A pair that fails
+// fails the test.
+func RCPingpong(t testing.TB, dev string, port, iters int) {
+	t.Helper()
+	args := []string{"-d", dev, "-g", "1", "-p", strconv.Itoa(port), "-n", strconv.Itoa(iters)}
+	srv := Start(t, "ibv_rc_pingpong", args...)
+	tool := Oracle(t, "ibv_rc_pingpong")
+	var out string
+	ok := false
+	for try := 0; try < 50 && !ok; try++ {
+		if out, ok = Output(t, tool, append(args, "127.0.0.1")...); !ok {
+			time.Sleep(100 * time.Millisecond) // the server is not listening yet
+		}
+	}
+	if !ok {
+		t.Fatalf("ibv_rc_pingpong client on %s failed:\n%s", dev, out)
+	}
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("ibv_rc_pingpong server on %s: %v", dev, err)
+	}
+}

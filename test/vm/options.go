@@ -153,8 +153,9 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 func defaultParallel() int { return max(1, runtime.NumCPU()) }
 
 // defaultScale is test mode's large-scale run: the enumeration tests with
-// 64 devices (the whole suite at that scale would double CI's time).
-const defaultScale = "64:^TestIntegration(ListMatchesIproute2AndSysfs|GetDevices|DevicesMatchIproute2|DevShowJSON|Open)$"
+// 64 devices (the whole suite at that scale would double CI's time), and
+// the exporter's scrape compared with the oracles and promtool.
+const defaultScale = "64:^TestIntegration(ListMatchesIproute2AndSysfs|GetDevices|DevicesMatchIproute2|DevShowJSON|Open|Collect|UnprivilegedPromtool)$"
 
 // parseScale splits -scale's "N:REGEX"; ok is false for "".
 func parseScale(v string) (n int, regex string, ok bool, err error) {

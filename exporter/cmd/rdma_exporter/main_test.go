@@ -48,7 +48,7 @@ func TestParseFlags(t *testing.T) {
 }
 
 // freeAddr returns a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -85,6 +85,21 @@ func start(t *testing.T, args ...string) (addr string, logs *syncBuffer) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// httpGet fetches a page and returns its body; a status other than 200
+// is an error.
+func httpGet(url string) (string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != 200 {
+		err = fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), err
 }
 
 // get fetches a page; with a user, with basic auth.
