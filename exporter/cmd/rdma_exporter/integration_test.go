@@ -150,4 +150,3 @@ func TestIntegrationPrometheus(t *testing.T) {
 		return nil
 	})
 }
-
