@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -192,7 +191,7 @@ func TestIntegrationMonitor(t *testing.T) {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
+	out := &testenv.Buffer{}
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() { done <- monitor(ctx, out, options{}, ready) }()
@@ -230,24 +229,6 @@ func TestIntegrationMonitor(t *testing.T) {
 			t.Errorf("monitor output lacks %s:\n%s", re, text)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestIntegrationNoNetAdmin runs write commands without CAP_NET_ADMIN (this

@@ -9,15 +9,17 @@ import (
 // node_exporter's infiniband collector (1.5.0): its families, read from
 // sysfs as it reads them, so that the values are its values.
 var (
-	neInfo     = prometheus.NewDesc("node_infiniband_info", "Non-numeric data from /sys/class/infiniband/<device>, value is always 1.", []string{"device", "board_id", "firmware_version", "hca_type"}, nil)
+	neInfo     = prometheus.NewDesc("node_infiniband_info", "Non-numeric data from /sys/class/infiniband/<device>, value is always 1.", neInfoLabels, nil)
 	neState    = nePort("state_id", "State of the InfiniBand port (0: no change, 1: down, 2: init, 3: armed, 4: active, 5: act defer)")
 	nePhys     = nePort("physical_state_id", "Physical state of the InfiniBand port (0: no change, 1: sleep, 2: polling, 3: disable, 4: shift, 5: link up, 6: link error recover, 7: phytest)")
 	neRate     = nePort("rate_bytes_per_second", "Maximum signal transfer rate")
 	neCounters = map[string]neCounter{}
 )
 
+var neInfoLabels = []string{"device", "board_id", "firmware_version", "hca_type"}
+
 func nePort(name, help string) *prometheus.Desc {
-	return prometheus.NewDesc("node_infiniband_"+name, help, []string{"device", "port"}, nil)
+	return prometheus.NewDesc("node_infiniband_"+name, help, portLabelNames, nil)
 }
 
 // neCounter is the family node_exporter makes of one sysfs counter file,
@@ -73,16 +75,16 @@ func init() {
 // physical state (the numbers sysfs prints before the name, which are the
 // kernel's, as RDMA netlink reports them), the rate and the PMA counters
 // read for the port's own families.
-func nodeExporterPort(b *batch, dev, port string, p device.Port, rate float64, hasRate bool, pma, ext []sysCounter) {
-	b.add(neState, prometheus.GaugeValue, float64(p.State), dev, port)
-	b.add(nePhys, prometheus.GaugeValue, float64(p.PhysState), dev, port)
+func nodeExporterPort(b *batch, pl *labels, p device.Port, rate float64, hasRate bool, pma, ext []sysCounter) {
+	b.add(neState, prometheus.GaugeValue, float64(p.State), pl)
+	b.add(nePhys, prometheus.GaugeValue, float64(p.PhysState), pl)
 	if hasRate {
-		b.add(neRate, prometheus.GaugeValue, rate, dev, port)
+		b.add(neRate, prometheus.GaugeValue, rate, pl)
 	}
 	for dir, cs := range map[string][]sysCounter{"counters": pma, "counters_ext": ext} {
 		for _, ct := range cs {
 			if nc, ok := neCounters[dir+"/"+ct.name]; ok {
-				b.add(nc.desc, prometheus.CounterValue, float64(ct.value*nc.scale), dev, port)
+				b.add(nc.desc, prometheus.CounterValue, float64(ct.value*nc.scale), pl)
 			}
 		}
 	}

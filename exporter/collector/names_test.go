@@ -36,7 +36,7 @@ func TestMetricName(t *testing.T) {
 	}
 }
 
-func TestParseRateAndState(t *testing.T) {
+func TestParseRate(t *testing.T) {
 	for in, want := range map[string]float64{
 		"100 Gb/sec (4X EDR)": 12.5e9,
 		"2.5 Gb/sec (1X SDR)": 312.5e6,
@@ -50,12 +50,6 @@ func TestParseRateAndState(t *testing.T) {
 		if _, ok := parseRate(bad); ok {
 			t.Errorf("parseRate(%q) accepted", bad)
 		}
-	}
-	if v, ok := parseStateID("4: ACTIVE"); !ok || v != 4 {
-		t.Errorf("parseStateID = %v, %v", v, ok)
-	}
-	if _, ok := parseStateID("ACTIVE"); ok {
-		t.Error("parseStateID accepted a state without a number")
 	}
 }
 
@@ -73,8 +67,8 @@ func FuzzCounterName(f *testing.F) {
 	})
 }
 
-// FuzzParseSysfs: the sysfs attribute parsers never panic and never yield
-// a negative or non-finite value.
+// FuzzParseSysfs: the rate parser never panics and never yields a
+// negative or non-finite value.
 func FuzzParseSysfs(f *testing.F) {
 	for _, s := range []string{"100 Gb/sec (4X EDR)", "4: ACTIVE", "N/A (no PMA)", "", "1e400 Gb/sec"} {
 		f.Add(s)
@@ -82,9 +76,6 @@ func FuzzParseSysfs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if v, ok := parseRate(s); ok && !(v >= 0 && !math.IsInf(v, 0)) {
 			t.Fatalf("parseRate(%q) = %v", s, v)
-		}
-		if v, ok := parseStateID(s); ok && v < 0 {
-			t.Fatalf("parseStateID(%q) = %v", s, v)
 		}
 	})
 }

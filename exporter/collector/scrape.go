@@ -103,8 +103,9 @@ func (c *Collector) device(d device.Device, ctrs [][]nldev.Counter, ctrErrs []er
 	dev := d.Name
 	sys := filepath.Join(c.opts.SysfsRoot, "class", "infiniband", d.Name)
 
-	b.add(devInfoDesc, prometheus.GaugeValue, 1, dev, d.DriverID.String(), d.NodeType.String(), string(d.Protocol),
-		d.NodeGUID.String(), d.SysImageGUID.String(), d.FirmwareVersion, d.Parent.Bus, d.Parent.Name)
+	dl := newLabels(devLabelNames, dev)
+	b.add(devInfoDesc, prometheus.GaugeValue, 1, newLabels(devInfoLabels, dev, d.DriverID.String(), d.NodeType.String(), string(d.Protocol),
+		d.NodeGUID.String(), d.SysImageGUID.String(), d.FirmwareVersion, d.Parent.Bus, d.Parent.Name))
 
 	attrs := c.portAttrs(d, fail)
 	l := c.st.layouts[d.Index]
@@ -118,26 +119,27 @@ func (c *Collector) device(d device.Device, ctrs [][]nldev.Counter, ctrErrs []er
 	for i, p := range d.Ports {
 		port := strconv.FormatUint(uint64(p.Number), 10)
 		psys := filepath.Join(sys, "ports", port)
-		b.add(portInfoDesc, prometheus.GaugeValue, 1, dev, port, p.LinkLayer.String(), p.Netdev)
-		b.add(portStateDesc, prometheus.GaugeValue, float64(p.State), dev, port)
-		b.add(portPhysDesc, prometheus.GaugeValue, float64(p.PhysState), dev, port)
+		pl := newLabels(portLabelNames, dev, port)
+		b.add(portInfoDesc, prometheus.GaugeValue, 1, newLabels(portInfoLabels, dev, port, p.LinkLayer.String(), p.Netdev))
+		b.add(portStateDesc, prometheus.GaugeValue, float64(p.State), pl)
+		b.add(portPhysDesc, prometheus.GaugeValue, float64(p.PhysState), pl)
 		c.countChange(ds, p.Number, p.State)
-		b.add(portChangesDesc, prometheus.CounterValue, float64(ds.changes[p.Number]), dev, port)
+		b.add(portChangesDesc, prometheus.CounterValue, float64(ds.changes[p.Number]), pl)
 		if p.LinkLayer == ib.LinkLayerInfiniBand {
-			b.add(portLIDDesc, prometheus.GaugeValue, float64(p.LID), dev, port)
+			b.add(portLIDDesc, prometheus.GaugeValue, float64(p.LID), pl)
 		}
 		rate, hasRate := readRate(filepath.Join(psys, "rate"))
 		if hasRate {
-			b.add(portRateDesc, prometheus.GaugeValue, rate, dev, port)
+			b.add(portRateDesc, prometheus.GaugeValue, rate, pl)
 		}
 		if attrs != nil && i < len(attrs) && attrs[i] != nil {
-			b.add(portMTUDesc, prometheus.GaugeValue, float64(attrs[i].ActiveMTU.Bytes()), dev, port)
-			b.add(portMaxMTUDesc, prometheus.GaugeValue, float64(attrs[i].MaxMTU.Bytes()), dev, port)
+			b.add(portMTUDesc, prometheus.GaugeValue, float64(attrs[i].ActiveMTU.Bytes()), pl)
+			b.add(portMaxMTUDesc, prometheus.GaugeValue, float64(attrs[i].MaxMTU.Bytes()), pl)
 		}
 		switch err := ctrErrs[i]; {
 		case err == nil:
 			for _, ct := range ctrs[i] {
-				b.addCounter(&c.descs, portHW, ct.Name, ct.Value, dev, port)
+				b.addCounter(&c.descs, portHW, ct.Name, ct.Value, pl)
 			}
 		case errors.Is(err, nldev.ErrNoCounters):
 		default:
@@ -146,21 +148,21 @@ func (c *Collector) device(d device.Device, ctrs [][]nldev.Counter, ctrErrs []er
 		pc := readCounters(filepath.Join(psys, "counters"), l.pma[p.Number])
 		ext := readCounters(filepath.Join(psys, "counters_ext"), l.pmaExt[p.Number])
 		for _, ct := range pc {
-			b.addPMA(&c.descs, pma, ct, dev, port)
+			b.addPMA(&c.descs, pma, ct, pl)
 		}
 		for _, ct := range ext {
-			b.addPMA(&c.descs, pmaExt, ct, dev, port)
+			b.addPMA(&c.descs, pmaExt, ct, pl)
 		}
 		if c.opts.NodeExporter {
-			nodeExporterPort(&b, dev, port, p, rate, hasRate, pc, ext)
+			nodeExporterPort(&b, pl, p, rate, hasRate, pc, ext)
 		}
 	}
 	for _, ct := range readCounters(filepath.Join(sys, "hw_counters"), l.hw) {
-		b.addCounter(&c.descs, devHW, ct.name, ct.value, dev)
+		b.addCounter(&c.descs, devHW, ct.name, ct.value, dl)
 	}
 	if s, ok := res[d.Index]; ok {
 		for _, rc := range s.Counts {
-			b.add(resourcesDesc, prometheus.GaugeValue, float64(rc.Count), dev, string(rc.Type))
+			b.add(resourcesDesc, prometheus.GaugeValue, float64(rc.Count), newLabels(resourceLabels, dev, string(rc.Type)))
 		}
 	}
 	if c.opts.QPCounters {
@@ -174,13 +176,14 @@ func (c *Collector) device(d device.Device, ctrs [][]nldev.Counter, ctrErrs []er
 				typ = q.QPType.String()
 			}
 			port, id := strconv.FormatUint(uint64(q.Port), 10), strconv.FormatUint(uint64(q.ID), 10)
+			ql := newLabels(qpLabels, dev, port, id, typ)
 			for _, ct := range q.Counters {
-				b.addCounter(&c.descs, qpHW, ct.Name, ct.Value, dev, port, id, typ)
+				b.addCounter(&c.descs, qpHW, ct.Name, ct.Value, ql)
 			}
 		}
 	}
 	if c.opts.NodeExporter {
-		b.add(neInfo, prometheus.GaugeValue, 1, dev, l.board, l.fw, l.hca)
+		b.add(neInfo, prometheus.GaugeValue, 1, newLabels(neInfoLabels, dev, l.board, l.fw, l.hca))
 	}
 	if d.SysfsPath != "" {
 		if _, err := os.Stat(d.SysfsPath); errors.Is(err, os.ErrNotExist) {
@@ -193,8 +196,8 @@ func (c *Collector) device(d device.Device, ctrs [][]nldev.Counter, ctrErrs []er
 	}
 	c.st.dev[d.Index] = ds
 	c.st.layouts[d.Index] = l
-	b.add(devErrDesc, prometheus.CounterValue, float64(ds.errors), dev)
-	b.add(devDurDesc, prometheus.GaugeValue, time.Since(start).Seconds(), dev)
+	b.add(devErrDesc, prometheus.CounterValue, float64(ds.errors), dl)
+	b.add(devDurDesc, prometheus.GaugeValue, time.Since(start).Seconds(), dl)
 	return b, true
 }
 
@@ -248,11 +251,11 @@ func (c *Collector) countChange(ds *devState, port uint32, s ib.PortState) {
 
 // addPMA adds one PMA counter. PortRcvData and PortXmitData (and their
 // 64-bit forms) count 4-octet words: they become bytes, named _bytes.
-func (b *batch) addPMA(descs *counterDescs, k counterKind, ct sysCounter, labels ...string) {
+func (b *batch) addPMA(descs *counterDescs, k counterKind, ct sysCounter, l *labels) {
 	switch ct.name {
 	case "port_rcv_data", "port_xmit_data", "port_rcv_data_64", "port_xmit_data_64":
-		b.addCounter(descs, k, ct.name+"_bytes", ct.value*4, labels...)
+		b.addCounter(descs, k, ct.name+"_bytes", ct.value*4, l)
 	default:
-		b.addCounter(descs, k, ct.name, ct.value, labels...)
+		b.addCounter(descs, k, ct.name, ct.value, l)
 	}
 }

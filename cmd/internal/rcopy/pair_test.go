@@ -8,40 +8,21 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
+	"github.com/rdmastack/rdmastack/internal/testenv"
 )
-
-// lockedBuf is a bytes.Buffer a running server writes while the test
-// reads it.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // server runs our rcopy server over nw on a fresh port until the test
 // ends; it returns the port and the server's stdout.
-func server(t *testing.T, nw rsock.Network, wait func(port uint16) error) (string, *lockedBuf) {
+func server(t *testing.T, nw rsock.Network, wait func(port uint16) error) (string, *testenv.Buffer) {
 	t.Helper()
 	port := cmtest.Port()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut lockedBuf
+	var out, errOut testenv.Buffer
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, nw, "rcopy", &out, &errOut, []string{"-p", strconv.Itoa(int(port))}) }()
 	t.Cleanup(func() {

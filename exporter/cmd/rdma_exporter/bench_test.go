@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,7 +24,7 @@ import (
 // prometheus-node-exporter --collector.disable-defaults
 // --collector.infiniband), both as processes started from tmpfs, both
 // without their own Go and process metrics, alternating in one run
-// (-test.count alternates the sub-benchmarks). It reports the series each
+// (RDMA_EXPORTER_BENCH_ROUNDS rounds, ABBA). It reports the series each
 // scrape carries and whether node_exporter's collector succeeded.
 //
 // sysfs=real reads the devices' own sysfs: on rxe node_exporter fails
@@ -34,39 +35,58 @@ import (
 // files, and RDMA netlink as always.
 //
 // inprocess is our collector's Gather and text encoding without HTTP, for
-// its allocations.
+// its allocations, on either sysfs.
 func BenchmarkScrape(b *testing.B) {
 	testenv.RequireRDMA(b)
 	tmp := b.TempDir()
 	ne := copyTo(b, testenv.Oracle(b, "prometheus-node-exporter"), filepath.Join(tmp, "node_exporter"))
 	self := copyTo(b, os.Args[0], filepath.Join(tmp, "rdma_exporter"))
 	pmaRoot := pmaSysfs(b, filepath.Join(tmp, "sys"))
-	for _, sys := range []struct{ name, root string }{{"real", "/sys"}, {"pma", pmaRoot}} {
-		oursAddr := startBench(b, self, []string{"RDMA_EXPORTER_AS_MAIN=1"}, "--web.exporter-metrics=false", "--compat.node-exporter", "--path.sysfs="+sys.root)
-		neAddr := startBench(b, ne, nil, "--collector.disable-defaults", "--collector.infiniband", "--web.disable-exporter-metrics", "--path.sysfs="+sys.root)
-		b.Run("sysfs="+sys.name+"/ours", func(b *testing.B) { scrapeLoop(b, oursAddr) })
-		b.Run("sysfs="+sys.name+"/node_exporter", func(b *testing.B) { scrapeLoop(b, neAddr) })
+	// RDMA_EXPORTER_BENCH_ROUNDS rounds of every sub-benchmark, in ABBA
+	// order: run with -test.count=1.
+	rounds := 1
+	if n, err := strconv.Atoi(os.Getenv("RDMA_EXPORTER_BENCH_ROUNDS")); err == nil && n > 0 {
+		rounds = n
 	}
-	b.Run("inprocess", func(b *testing.B) {
-		c, err := collector.New(collector.Options{})
-		if err != nil {
-			b.Fatal(err)
+	type target struct{ name, addr string }
+	var pairs [][2]target
+	for _, sys := range []struct{ name, root string }{{"real", "/sys"}, {"pma", pmaRoot}} {
+		ours := startBench(b, self, []string{"RDMA_EXPORTER_AS_MAIN=1"}, "--web.exporter-metrics=false", "--compat.node-exporter", "--path.sysfs="+sys.root)
+		ne := startBench(b, ne, nil, "--collector.disable-defaults", "--collector.infiniband", "--web.disable-exporter-metrics", "--path.sysfs="+sys.root)
+		pairs = append(pairs, [2]target{{"sysfs=" + sys.name + "/ours", ours}, {"sysfs=" + sys.name + "/node_exporter", ne}})
+	}
+	for r := 0; r < rounds; r++ {
+		for _, p := range pairs {
+			first, second := p[0], p[1]
+			if r%2 == 1 {
+				first, second = second, first
+			}
+			b.Run(first.name, func(b *testing.B) { scrapeLoop(b, first.addr) })
+			b.Run(second.name, func(b *testing.B) { scrapeLoop(b, second.addr) })
 		}
-		defer c.Close()
-		reg := prometheus.NewRegistry()
-		reg.MustRegister(c)
-		b.ReportAllocs()
-		for b.Loop() {
-			mfs, err := reg.Gather()
+	}
+	for _, sys := range []struct{ name, root string }{{"real", "/sys"}, {"pma", pmaRoot}} {
+		b.Run("sysfs="+sys.name+"/inprocess", func(b *testing.B) {
+			c, err := collector.New(collector.Options{SysfsRoot: sys.root, NodeExporter: true})
 			if err != nil {
 				b.Fatal(err)
 			}
-			enc := expfmt.NewEncoder(io.Discard, expfmt.NewFormat(expfmt.TypeTextPlain))
-			for _, mf := range mfs {
-				enc.Encode(mf)
+			defer c.Close()
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(c)
+			b.ReportAllocs()
+			for b.Loop() {
+				mfs, err := reg.Gather()
+				if err != nil {
+					b.Fatal(err)
+				}
+				enc := expfmt.NewEncoder(io.Discard, expfmt.NewFormat(expfmt.TypeTextPlain))
+				for _, mf := range mfs {
+					enc.Encode(mf)
+				}
 			}
-		}
-	})
+		})
+	}
 }
 
 // scrapeLoop scrapes addr b.N times and reports the series per scrape and,

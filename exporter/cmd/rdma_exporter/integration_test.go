@@ -25,7 +25,7 @@ func startUnprivileged(t *testing.T, args ...string) string {
 	cmd := exec.Command(testenv.Oracle(t, "setpriv"), append([]string{"--reuid=65534", "--regid=65534", "--clear-groups",
 		"--inh-caps=-all", "--bounding-set=-all", os.Args[0], "--web.listen-address=" + addr}, args...)...)
 	cmd.Env = append(os.Environ(), "RDMA_EXPORTER_AS_MAIN=1")
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -10,11 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/rdmastack/rdmastack/internal/testenv"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -60,11 +61,11 @@ func freeAddr(t testing.TB) string {
 
 // start runs the exporter with args until the test ends and returns its
 // address once it answers.
-func start(t *testing.T, args ...string) (addr string, logs *syncBuffer) {
+func start(t *testing.T, args ...string) (addr string, logs *testenv.Buffer) {
 	t.Helper()
 	addr = freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	logs = &syncBuffer{}
+	logs = &testenv.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, io.Discard, logs, append([]string{"--web.listen-address=" + addr}, args...)) }()
 	t.Cleanup(func() {
@@ -187,22 +188,4 @@ func TestPortInUse(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "address already in use") {
 		t.Errorf("port in use: %v", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer for a writer and a reader in two goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

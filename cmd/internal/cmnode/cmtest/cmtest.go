@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/internal/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
 )
 
@@ -144,7 +144,7 @@ func (r Result) String() string {
 func (s Side) Start(args []string, limit time.Duration) func() Result {
 	done := make(chan Result, 1)
 	if s.Main != nil {
-		so, se := &syncBuf{}, &syncBuf{}
+		so, se := &testenv.Buffer{}, &testenv.Buffer{}
 		go func() {
 			err := s.Main(so, se, args)
 			r := Result{Err: err}
@@ -206,22 +206,4 @@ func (s Side) Start(args []string, limit time.Duration) func() Result {
 			return r
 		}
 	}
-}
-
-// syncBuf is a bytes.Buffer several goroutines may write.
-type syncBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
