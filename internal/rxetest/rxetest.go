@@ -18,16 +18,12 @@ import (
 // its own traffic; two in one network namespace do not reach each other).
 func Addr(t testing.TB) (netip.Addr, uint32) {
 	t.Helper()
-	testenv.RequireRDMA(t)
+	devs := Devices(t)
 	c, err := nldev.Dial()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	devs, err := c.Devices()
-	if err != nil || len(devs) == 0 {
-		t.Fatalf("devices: %v %v", devs, err)
-	}
 	ports, err := c.Ports(devs[0].Index)
 	if err != nil || len(ports) == 0 {
 		t.Fatalf("ports of %s: %v", devs[0].Name, err)
@@ -44,4 +40,20 @@ func Addr(t testing.TB) (netip.Addr, uint32) {
 	}
 	testenv.Skip(t, "%s (%s) has no IPv4 address", ifi.Name, devs[0].Name)
 	return netip.Addr{}, 0
+}
+
+// Devices returns the kernel's RDMA devices (there must be one at least).
+func Devices(t testing.TB) []nldev.Device {
+	t.Helper()
+	testenv.RequireRDMA(t)
+	c, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	devs, err := c.Devices()
+	if err != nil || len(devs) == 0 {
+		t.Fatalf("devices: %v %v", devs, err)
+	}
+	return devs
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/rdmastack/rdmastack/exporter/collector"
+	"github.com/rdmastack/rdmastack/internal/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
-	"github.com/rdmastack/rdmastack/nldev"
 )
 
 // BenchmarkScrape times one scrape of every RDMA device of the VM over
@@ -151,15 +151,7 @@ func copyTo(b *testing.B, src, dst string) string {
 // fixture (an InfiniBand HCA port with every PMA counter).
 func pmaSysfs(b *testing.B, root string) string {
 	b.Helper()
-	c, err := nldev.Dial()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	devs, err := c.Devices()
-	if err != nil {
-		b.Fatal(err)
-	}
+	devs := rxetest.Devices(b)
 	src := filepath.Join("..", "..", "collector", "testdata", "sysfs", "class", "infiniband", "mlx5_0")
 	for _, d := range devs {
 		dst := filepath.Join(root, "class", "infiniband", d.Name)

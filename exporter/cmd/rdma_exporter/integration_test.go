@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmastack/rdmastack/internal/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
-	"github.com/rdmastack/rdmastack/nldev"
 )
 
 // startUnprivileged runs this test binary as the exporter, as user nobody
@@ -52,15 +52,7 @@ func TestIntegrationUnprivilegedPromtool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	devs, err := c.Devices()
-	if err != nil {
-		t.Fatal(err)
-	}
+	devs := rxetest.Devices(t)
 	for _, d := range devs {
 		for _, want := range []string{
 			`rdma_device_info{bus="",bus_address="",device="` + d.Name + `",driver="rxe"`,
@@ -118,15 +110,7 @@ func TestIntegrationPrometheus(t *testing.T) {
 		v, err := strconv.ParseFloat(s, 64)
 		return v, err == nil
 	}
-	c, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	devs, err := c.Devices()
-	c.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	devs := rxetest.Devices(t)
 	testenv.Eventually(t, 90*time.Second, "Prometheus to scrape the exporter", func(error) bool { return true }, func() error {
 		if v, ok := query(`up{job="rdma"}`); !ok || v != 1 {
 			return fmt.Errorf("up = %v, %v", v, ok)
