@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/rdmastack/rdmastack/internal/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
 )
@@ -348,4 +350,47 @@ func TestIntegrationMonitorAndPortState(t *testing.T) {
 			return v >= 1
 		})
 	}
+}
+
+// TestIntegrationQPCountersAndOptional: with QPCounters every port goes
+// into auto mode by QP type, as iproute2 then reports it, and Close puts
+// each back; an optional counter no port has (rxe has none) is logged
+// once and changes nothing.
+func TestIntegrationQPCountersAndOptional(t *testing.T) {
+	rdma := testenv.Oracle(t, "rdma")
+	mode := func() string { return string(testenv.Run(t, rdma, "statistic", "qp", "mode")) }
+	before := mode()
+	if strings.Contains(before, " on") {
+		t.Fatalf("a port is in auto mode before the test:\n%s", before)
+	}
+	var log testenv.Buffer
+	c, reg := newLive(t, Options{QPCounters: true, OptionalCounters: []string{"cc_rx_ce_pkts"}, Logger: testLogger(&log)})
+	gather(t, reg)
+	gather(t, reg)
+	during := mode()
+	for _, d := range rxetestDevices(t) {
+		if !slices.ContainsFunc(strings.Split(during, "\n"), func(l string) bool {
+			return strings.Contains(l, " "+d+"/1 ") && strings.Contains(l, "auto type on")
+		}) {
+			t.Errorf("%s/1 not in auto mode by type during the scrapes:\n%s", d, during)
+		}
+	}
+	if n := strings.Count(log.String(), "no port has this optional counter"); n != 1 {
+		t.Errorf("the missing optional counter was logged %d times:\n%s", n, log.String())
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := mode(); after != before {
+		t.Errorf("QP counter mode after Close:\n%s\nbefore:\n%s", after, before)
+	}
+}
+
+// rxetestDevices names the kernel's RDMA devices.
+func rxetestDevices(t *testing.T) []string {
+	var names []string
+	for _, d := range rxetest.Devices(t) {
+		names = append(names, d.Name)
+	}
+	return names
 }
