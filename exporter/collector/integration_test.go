@@ -357,6 +357,7 @@ func TestIntegrationMonitorAndPortState(t *testing.T) {
 // each back; an optional counter no port has (rxe has none) is logged
 // once and changes nothing.
 func TestIntegrationQPCountersAndOptional(t *testing.T) {
+	testenv.RequireRDMA(t)
 	rdma := testenv.Oracle(t, "rdma")
 	mode := func() string { return string(testenv.Run(t, rdma, "statistic", "qp", "mode")) }
 	before := mode()
