@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -77,15 +78,25 @@ func findModule(ctx context.Context) (module, error) {
 }
 
 // findModules returns the module of the current directory and, after it,
-// the modules nested in its tree (the outermost directories below it with
-// a go.mod, outside testdata and hidden directories), in path order.
+// the modules nested in its tree (see nestedModules).
 func findModules(ctx context.Context) ([]module, error) {
 	root, err := findModule(ctx)
 	if err != nil {
 		return nil, err
 	}
-	mods := []module{root}
-	err = filepath.WalkDir(root.Root, func(p string, d os.DirEntry, err error) error {
+	nested, err := nestedModules(root)
+	if err != nil {
+		return nil, err
+	}
+	return append([]module{root}, nested...), nil
+}
+
+// nestedModules returns the modules nested in root's tree: the outermost
+// directories below it with a go.mod, outside testdata and hidden
+// directories, in path order, each named by its go.mod's module line.
+func nestedModules(root module) ([]module, error) {
+	var mods []module
+	err := filepath.WalkDir(root.Root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -95,17 +106,32 @@ func findModules(ctx context.Context) ([]module, error) {
 		if name := d.Name(); name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
 			return filepath.SkipDir
 		}
-		if _, err := os.Stat(filepath.Join(p, "go.mod")); err != nil {
+		b, err := os.ReadFile(filepath.Join(p, "go.mod"))
+		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
-		out, err := goOutput(ctx, p, "list", "-m", "-f", "{{.Path}}")
 		if err != nil {
 			return err
 		}
-		mods = append(mods, module{Root: p, Path: strings.TrimSpace(out), Base: root.Path})
+		path := modulePath(b)
+		if path == "" {
+			return fmt.Errorf("%s: no module line", filepath.Join(p, "go.mod"))
+		}
+		mods = append(mods, module{Root: p, Path: path, Base: root.Path})
 		return filepath.SkipDir
 	})
 	return mods, err
+}
+
+// modulePath is the path a go.mod's module line names ("" if none).
+func modulePath(gomod []byte) string {
+	for _, l := range strings.Split(string(gomod), "\n") {
+		l, _, _ = strings.Cut(l, "//")
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			return strings.Trim(strings.TrimSpace(rest), `"`+"`")
+		}
+	}
+	return ""
 }
 
 // buildCommands builds every main package under ./cmd/... into binDir and

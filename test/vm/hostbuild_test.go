@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,10 +45,11 @@ func TestTestBinaryName(t *testing.T) {
 	}
 }
 
-// TestFindModules: the module of the current directory first, then the
-// modules nested in it, named after their own go.mod; testdata and hidden
-// directories are not searched.
-func TestFindModules(t *testing.T) {
+// TestNestedModules: the modules nested below the root, named after their
+// own go.mod; testdata, hidden directories and modules inside a nested one
+// are not searched. (The go command is not needed: the test binary also
+// runs in the guest, which has none.)
+func TestNestedModules(t *testing.T) {
 	root := t.TempDir()
 	write := func(rel, text string) {
 		t.Helper()
@@ -62,29 +62,25 @@ func TestFindModules(t *testing.T) {
 		}
 	}
 	write("go.mod", "module example.com/top\n\ngo 1.26\n")
-	write("exporter/go.mod", "module example.com/top/exporter\n\ngo 1.26\n")
+	write("exporter/go.mod", "// the exporter\nmodule \"example.com/top/exporter\" // quoted\n\ngo 1.26\n")
 	write("exporter/inner/go.mod", "module example.com/top/exporter/inner\n\ngo 1.26\n")
 	write("pkg/testdata/mod/go.mod", "module example.com/fixture\n\ngo 1.26\n")
 	write(".hidden/go.mod", "module example.com/hidden\n\ngo 1.26\n")
-	t.Chdir(root)
-	got, err := findModules(context.Background())
+	got, err := nestedModules(module{Root: root, Path: "example.com/top", Base: "example.com/top"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []module{
-		{Root: dir, Path: "example.com/top", Base: "example.com/top"},
-		{Root: filepath.Join(dir, "exporter"), Path: "example.com/top/exporter", Base: "example.com/top"},
-	}
-	for i := range got {
-		if r, err := filepath.EvalSymlinks(got[i].Root); err == nil {
-			got[i].Root = r
-		}
-	}
+	want := []module{{Root: filepath.Join(root, "exporter"), Path: "example.com/top/exporter", Base: "example.com/top"}}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("findModules (-want +got):\n%s", diff)
+		t.Errorf("nestedModules (-want +got):\n%s", diff)
+	}
+	write("bad/go.mod", "go 1.26\n")
+	if _, err := nestedModules(module{Root: root, Path: "example.com/top"}); err == nil {
+		t.Error("a go.mod without a module line was accepted")
+	}
+	for in, want := range map[string]string{"module a/b\n": "a/b", "modulex a\n": "", "\tmodule  c // x\n": "c", "": ""} {
+		if got := modulePath([]byte(in)); got != want {
+			t.Errorf("modulePath(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
