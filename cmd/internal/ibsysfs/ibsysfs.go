@@ -22,6 +22,7 @@
 package ibsysfs
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -126,7 +127,7 @@ func (s *Sysfs) isIBType(name string) bool {
 func (s *Sysfs) CAList() ([]string, error) {
 	names, err := s.readDir(s.root())
 	if err != nil {
-		if s.Errno == unix.ENOENT {
+		if errors.Is(err, unix.ENOENT) {
 			s.Errno = 0
 			return nil, nil
 		}

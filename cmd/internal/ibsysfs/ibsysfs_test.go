@@ -211,3 +211,14 @@ func TestAtoi(t *testing.T) {
 		}
 	}
 }
+
+// TestCAListNotADirectory checks that a root that is a file fails the
+// list with ENOTDIR, as opendir does.
+func TestCAListNotADirectory(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "file", "")
+	s := &Sysfs{Root: filepath.Join(dir, "file")}
+	if _, err := s.CAList(); !errors.Is(err, unix.ENOTDIR) || s.Errno != unix.ENOTDIR {
+		t.Errorf("CAList of a file: %v, Errno %v; want ENOTDIR", err, s.Errno)
+	}
+}
