@@ -33,6 +33,7 @@ var debPackages = []string{
 	"ibverbs-providers",
 	"rdmacm-utils",
 	"perftest",
+	"infiniband-diags",         // ibstat and ibstatus, the oracles of cmd/ibstat and cmd/ibstatus
 	"prometheus",               // the exporter's tests: a real Prometheus scrapes it; promtool checks its output
 	"prometheus-node-exporter", // the exporter's oracle: node_exporter's infiniband collector
 }

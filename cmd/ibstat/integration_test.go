@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs"
+	"github.com/rdmastack/rdmastack/internal/testenv"
+)
+
+var pidRE = regexp.MustCompile(`\[[0-9]+\]`)
+
+// result is one run: its streams (pids masked) and exit status.
+type result struct {
+	Stdout, Stderr string
+	Exit           int
+}
+
+func oracleRun(t *testing.T, path string, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	exit := 0
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("%s %q: %v", path, args, err)
+		}
+		exit = ee.ExitCode()
+	}
+	return result{stdout.String(), pidRE.ReplaceAllString(stderr.String(), "[PID]"), exit}
+}
+
+func oursRun(t *testing.T, path string, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(&stdout, &stderr, ibsysfs.DefaultRoot, append([]string{path}, args...))
+	return result{stdout.String(), pidRE.ReplaceAllString(stderr.String(), "[PID]"), exitStatus(t, err)}
+}
+
+// TestIntegrationIbstat compares our ibstat with infiniband-diags' on the
+// VM's rxe devices: stdout, stderr (pids masked) and exit status of every
+// form and error.
+func TestIntegrationIbstat(t *testing.T) {
+	testenv.RequireRDMA(t)
+	oracle := testenv.Oracle(t, "ibstat")
+	list := oracleRun(t, oracle, "-l")
+	cas := strings.Fields(list.Stdout)
+	if list.Exit != 0 || len(cas) == 0 {
+		t.Fatalf("ibstat -l lists no CA: %+v", list)
+	}
+	ca := cas[0]
+	for _, args := range [][]string{
+		{}, {"-l"}, {"-s"}, {"-p"}, {"--list_of_cas"}, {"--short"}, {"--port_list"},
+		{ca}, {"-s", ca}, {"-l", ca}, {"-p", ca}, {ca, "1"}, {ca, "0x1"}, {ca, "1", "extra"},
+		{"-s", ca, "5"}, {cas[len(cas)-1], "1"}, {"-d", "-d", ca, "1"}, {"-dd", "-p"}, {"-v", "-z", "/nonexistent", ca},
+		// errors
+		{ca, "0"}, {ca, "2"}, {ca, "-1"}, {"nosuchca"}, {ca + "x"}, {ca[:len(ca)-1]},
+		{"-h"}, {"--help"}, {"-V"}, {"-x"}, {"--nosuch"}, {"-z"},
+	} {
+		want := oracleRun(t, oracle, args...)
+		got := oursRun(t, oracle, args...)
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("ibstat %q differs from infiniband-diags' (-C +ours):\n%s", args, d)
+		}
+	}
+}
