@@ -2,25 +2,10 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"testing"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs/ibsysfstest"
 )
-
-// exitStatus is the status main exits with for run's error.
-func exitStatus(t *testing.T, err error) int {
-	t.Helper()
-	var ee *exitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		return ee.code
-	}
-	t.Fatalf("run: %v", err)
-	return 0
-}
 
 // TestGolden runs every case of testdata/cases on its fixture tree and
 // compares stdout, stderr and the exit status with infiniband-diags'.
@@ -31,7 +16,7 @@ func TestGolden(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			err := run(&stdout, &stderr, root, append([]string{"ibstat"}, c.Args...))
 			ibsysfstest.Check(t, "testdata/golden", c, root, ibsysfstest.Result{
-				Stdout: stdout.String(), Stderr: stderr.String(), Exit: exitStatus(t, err)})
+				Stdout: stdout.String(), Stderr: stderr.String(), Exit: ibsysfstest.ExitStatus(t, err)})
 		})
 	}
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,38 +9,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs"
+	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs/ibsysfstest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
 )
 
 var pidRE = regexp.MustCompile(`\[[0-9]+\]`)
 
-// result is one run: its streams (pids masked) and exit status.
-type result struct {
-	Stdout, Stderr string
-	Exit           int
-}
-
-func oracleRun(t *testing.T, path string, args ...string) result {
+// oracleRun is the C tool's run, its pids masked.
+func oracleRun(t *testing.T, path string, args ...string) ibsysfstest.Result {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(path, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	exit := 0
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			t.Fatalf("%s %q: %v", path, args, err)
-		}
-		exit = ee.ExitCode()
-	}
-	return result{stdout.String(), pidRE.ReplaceAllString(stderr.String(), "[PID]"), exit}
+	r := ibsysfstest.Oracle(t, path, args...)
+	r.Stderr = pidRE.ReplaceAllString(r.Stderr, "[PID]")
+	return r
 }
 
-func oursRun(t *testing.T, path string, args ...string) result {
+func oursRun(t *testing.T, path string, args ...string) ibsysfstest.Result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	err := run(&stdout, &stderr, ibsysfs.DefaultRoot, append([]string{path}, args...))
-	return result{stdout.String(), pidRE.ReplaceAllString(stderr.String(), "[PID]"), exitStatus(t, err)}
+	return ibsysfstest.Result{Stdout: stdout.String(), Stderr: pidRE.ReplaceAllString(stderr.String(), "[PID]"), Exit: ibsysfstest.ExitStatus(t, err)}
 }
 
 // TestIntegrationIbstat compares our ibstat with infiniband-diags' on the

@@ -9,37 +9,22 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs"
 )
 
-func main() {
-	if err := run(os.Stdout, os.Stderr, ibsysfs.DefaultRoot, os.Args); err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.code)
-		}
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
-
-// exitError is an exit status of the C tool; its message is already
-// printed.
-type exitError struct{ code int }
-
-func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+func main() { cmnode.Exit(os.Stderr, run(os.Stdout, os.Stderr, ibsysfs.DefaultRoot, os.Args)) }
 
 // Exit statuses: IBPANIC's exit(-1) and ibdiag_show_usage's exit(2).
 var (
-	errPanic = &exitError{code: 255}
-	errUsage = &exitError{code: 2}
+	errPanic = &cmnode.ExitError{Code: 255}
+	errUsage = &cmnode.ExitError{Code: 2}
 )
 
 // option is one entry of ibdiag_common's option table as ibstat builds

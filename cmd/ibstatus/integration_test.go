@@ -2,44 +2,21 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs"
+	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs/ibsysfstest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
 )
 
-// result is one run: its streams and exit status.
-type result struct {
-	Stdout, Stderr string
-	Exit           int
-}
-
-func oracleRun(t *testing.T, path string, args ...string) result {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(path, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	exit := 0
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			t.Fatalf("%s %q: %v", path, args, err)
-		}
-		exit = ee.ExitCode()
-	}
-	return result{stdout.String(), stderr.String(), exit}
-}
-
-func oursRun(t *testing.T, path string, args ...string) result {
+func oursRun(t *testing.T, path string, args ...string) ibsysfstest.Result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	err := run(&stdout, &stderr, ibsysfs.DefaultRoot, append([]string{path}, args...))
-	return result{stdout.String(), stderr.String(), exitStatus(t, err)}
+	return ibsysfstest.Result{Stdout: stdout.String(), Stderr: stderr.String(), Exit: ibsysfstest.ExitStatus(t, err)}
 }
 
 // TestIntegrationIbstatus compares our ibstatus with infiniband-diags'
@@ -47,7 +24,7 @@ func oursRun(t *testing.T, path string, args ...string) result {
 func TestIntegrationIbstatus(t *testing.T) {
 	testenv.RequireRDMA(t)
 	oracle := testenv.Oracle(t, "ibstatus")
-	all := oracleRun(t, oracle)
+	all := ibsysfstest.Oracle(t, oracle)
 	if all.Exit != 0 || !strings.HasPrefix(all.Stdout, "Infiniband device '") {
 		t.Fatalf("ibstatus shows no device: %+v", all)
 	}
@@ -57,7 +34,7 @@ func TestIntegrationIbstatus(t *testing.T) {
 		// errors
 		{dev + ":2"}, {"nosuchdev"}, {"nosuchdev:1"}, {":1"}, {dev, "nosuchdev", dev}, {"-h"}, {"-x"},
 	} {
-		want := oracleRun(t, oracle, args...)
+		want := ibsysfstest.Oracle(t, oracle, args...)
 		got := oursRun(t, oracle, args...)
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("ibstatus %q differs from infiniband-diags' (-C +ours):\n%s", args, d)

@@ -21,27 +21,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs"
 )
 
-func main() {
-	if err := run(os.Stdout, os.Stderr, ibsysfs.DefaultRoot, os.Args); err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.code)
-		}
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
-
-// exitError is the script's exit status; its message is already printed.
-type exitError struct{ code int }
-
-func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+func main() { cmnode.Exit(os.Stderr, run(os.Stdout, os.Stderr, ibsysfs.DefaultRoot, os.Args)) }
 
 // errFatal is the script's "exit 255" (usage and fatal).
-var errFatal = &exitError{code: 255}
+var errFatal = &cmnode.ExitError{Code: 255}
 
 // command is one run of the script.
 type command struct {

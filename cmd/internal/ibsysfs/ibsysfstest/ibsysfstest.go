@@ -5,7 +5,10 @@
 package ibsysfstest
 
 import (
+	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -16,6 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 )
 
 // Case is one line of a cases file: "name root args...".
@@ -98,4 +103,36 @@ func Check(t *testing.T, dir string, c Case, root string, got Result) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("%q on %s differs from infiniband-diags' (-C +ours):\n%s", c.Args, c.Root, d)
 	}
+}
+
+// ExitStatus is the status main exits with for run's error (a
+// cmnode.ExitError's code; nil is 0). Any other error fails the test.
+func ExitStatus(t *testing.T, err error) int {
+	t.Helper()
+	var ee *cmnode.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.Code & 0xff
+	}
+	t.Fatalf("run: %v", err)
+	return 0
+}
+
+// Oracle runs the C tool at path and returns its streams and exit status.
+func Oracle(t *testing.T, path string, args ...string) Result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	exit := 0
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("%s %q: %v", path, args, err)
+		}
+		exit = ee.ExitCode()
+	}
+	return Result{Stdout: stdout.String(), Stderr: stderr.String(), Exit: exit}
 }
