@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -397,5 +398,39 @@ func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	for !cond() {
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestConcurrentScrapes: scrapes from several goroutines at once, while
+// monitor events arrive and Close comes at the end, each see a whole,
+// consistent scrape (the race detector watches the shared state).
+func TestConcurrentScrapes(t *testing.T) {
+	k := newFakeKernel()
+	c, reg := newTest(t, k, Options{NodeExporter: true})
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				mfs, err := reg.Gather()
+				if err != nil {
+					t.Errorf("Gather: %v", err)
+					return
+				}
+				if n := len(mfs); n < 40 {
+					t.Errorf("a concurrent scrape had %d families", n)
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < 20; i++ {
+		k.evs <- []nldev.Event{{Type: nldev.EventRegister, DevIndex: 1}}
+	}
+	wg.Wait()
+	waitFor(t, func() bool { v, _ := value(gather(t, reg), "rdma_monitor_events_total", "type", "REGISTER"); return v == 20 })
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

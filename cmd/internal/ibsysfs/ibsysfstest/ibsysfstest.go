@@ -7,6 +7,7 @@ package ibsysfstest
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,4 +136,18 @@ func Oracle(t *testing.T, path string, args ...string) Result {
 		exit = ee.ExitCode()
 	}
 	return Result{Stdout: stdout.String(), Stderr: stderr.String(), Exit: exit}
+}
+
+// Golden runs every case of testdata/cases with run (a command's run, as
+// prog) on its fixture tree and compares stdout, stderr and the exit
+// status with the C tool's, in testdata/golden.
+func Golden(t *testing.T, prog string, run func(stdout, stderr io.Writer, root string, args []string) error) {
+	for _, c := range Cases(t, "testdata/cases") {
+		t.Run(c.Name, func(t *testing.T) {
+			root := Root(t, c)
+			var stdout, stderr bytes.Buffer
+			err := run(&stdout, &stderr, root, append([]string{prog}, c.Args...))
+			Check(t, "testdata/golden", c, root, Result{Stdout: stdout.String(), Stderr: stderr.String(), Exit: ExitStatus(t, err)})
+		})
+	}
 }
