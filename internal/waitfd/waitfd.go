@@ -157,7 +157,7 @@ func (e *FD) read(fd uintptr) bool {
 		}
 	}
 	for {
-		r, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(e.scratch))), uintptr(e.want))
+		r, _, errno := readSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(e.scratch))), uintptr(e.want))
 		switch errno {
 		case 0:
 			e.n, e.err = int(r), nil
@@ -176,6 +176,11 @@ func (e *FD) read(fd uintptr) bool {
 }
 
 func (e *FD) tryRead(fd uintptr) { e.got = e.read(fd) }
+
+// readSyscall is read's system call: raw (see read). BenchmarkReadRuntime
+// swaps in unix.Syscall to measure what the raw call costs the rest of the
+// process.
+var readSyscall = unix.RawSyscall
 
 // newScratch makes the buffer the raw read copies into, with every page
 // written once: a fresh heap page the kernel's copy_to_user touched first
