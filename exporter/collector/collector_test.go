@@ -429,7 +429,10 @@ func TestConcurrentScrapes(t *testing.T) {
 		k.evs <- []nldev.Event{{Type: nldev.EventRegister, DevIndex: 1}}
 	}
 	wg.Wait()
-	waitFor(t, func() bool { v, _ := value(gather(t, reg), "rdma_monitor_events_total", "type", "REGISTER"); return v == 20 })
+	waitFor(t, func() bool {
+		v, _ := value(gather(t, reg), "rdma_monitor_events_total", "type", "REGISTER")
+		return v == 20
+	})
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
