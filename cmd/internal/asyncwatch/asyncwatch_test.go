@@ -3,6 +3,7 @@ package asyncwatch
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
+	"github.com/rdmastack/rdmastack/device"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -27,17 +29,16 @@ type flagCase struct {
 	Status int      `json:"status"`
 }
 
+//go:embed testdata/rdma-core-44-flags.json
+var recordedFlags []byte
+
 // TestFlagsRecorded: usage and getopt's complaints byte for byte, and the
 // exit status, as rdma-core's program gave them. The command lines it
 // took (it then failed to list devices on the recording host) must parse
 // without error or help.
 func TestFlagsRecorded(t *testing.T) {
-	b, err := os.ReadFile("testdata/rdma-core-44-flags.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cases []flagCase
-	if err := json.Unmarshal(b, &cases); err != nil {
+	if err := json.Unmarshal(recordedFlags, &cases); err != nil {
 		t.Fatal(err)
 	}
 	if len(cases) < 20 {
@@ -146,5 +147,43 @@ func TestListError(t *testing.T) {
 func TestAsyncFDNone(t *testing.T) {
 	if fd := asyncFD(); fd != -1 {
 		t.Errorf("asyncFD() = %d with no event file open, want -1", fd)
+	}
+}
+
+// TestGone: the device is there while some listed device has its index
+// and uverbs char device, whatever its name; a list failure says gone
+// only when RDMA itself is.
+func TestGone(t *testing.T) {
+	dev := uverbs.Device{Name: "rxe_a", Index: 7, Uverbs: "uverbs3"}
+	listed := func(ds ...uverbs.Device) func() (*device.Snapshot, error) {
+		return func() (*device.Snapshot, error) {
+			s := &device.Snapshot{}
+			for _, d := range ds {
+				s.Devices = append(s.Devices, device.Device{Device: d})
+			}
+			return s, nil
+		}
+	}
+	failing := func(err error) func() (*device.Snapshot, error) {
+		return func() (*device.Snapshot, error) { return nil, err }
+	}
+	t.Cleanup(func() { listDevices = device.List })
+	for _, tc := range []struct {
+		name string
+		list func() (*device.Snapshot, error)
+		want bool
+	}{
+		{"listed", listed(uverbs.Device{Name: "rxe0", Index: 1, Uverbs: "uverbs0"}, dev), false},
+		{"renamed", listed(uverbs.Device{Name: "other", Index: 7, Uverbs: "uverbs3"}), false},
+		{"unlisted", listed(uverbs.Device{Name: "rxe0", Index: 1, Uverbs: "uverbs0"}), true},
+		{"registered again", listed(uverbs.Device{Name: "rxe_a", Index: 8, Uverbs: "uverbs3"}), true},
+		{"char device gone", listed(uverbs.Device{Name: "rxe_a", Index: 7}), true},
+		{"no RDMA", failing(fmt.Errorf("device: list: %w", nldev.ErrNoRDMA)), true},
+		{"list failed", failing(unix.EMFILE), false},
+	} {
+		listDevices = tc.list
+		if got := gone(dev); got != tc.want {
+			t.Errorf("%s: gone = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

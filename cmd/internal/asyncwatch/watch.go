@@ -54,7 +54,7 @@ func fail(format string, args ...any) error { return &failure{fmt.Sprintf(format
 // fd's line, then a line per asynchronous event until ctx is done, the
 // device is removed or a read fails.
 func Run(ctx context.Context, stdout io.Writer, c *Config) error {
-	snap, err := device.List()
+	snap, err := listDevices()
 	if err != nil {
 		return listError(err)
 	}
@@ -158,6 +158,9 @@ func asyncFD() int {
 // eventFile is what /proc/PID/fd shows for a uverbs event fd.
 const eventFile = "anon_inode:[infinibandevent]"
 
+// listDevices is device.List; tests replace it.
+var listDevices = device.List
+
 // errRemoved ends the wait for events when the device is gone.
 var errRemoved = errors.New("device removed")
 
@@ -192,7 +195,7 @@ func watchRemoval(ctx context.Context, cancel context.CancelCauseFunc, dev uverb
 // renamed device is still there. A list that fails for another reason
 // than the end of RDMA says nothing.
 func gone(dev uverbs.Device) bool {
-	snap, err := device.List()
+	snap, err := listDevices()
 	if err != nil {
 		return errors.Is(err, nldev.ErrNoRDMA)
 	}
