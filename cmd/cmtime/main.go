@@ -4,7 +4,9 @@
 // create QP, connect, disconnect, destroy), each step issued for every
 // connection and then waited for as a batch, and a server that accepts
 // and disconnects them until killed. Same options, output, table and
-// exit statuses; see cmd/internal/cmtime.
+// exit statuses; see cmd/internal/cmtime (which also says why -b with
+// an address of another netdev than the server's times out on rxe, as
+// rdma-core's does).
 //
 // Usage:
 //

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 )
@@ -62,6 +63,16 @@ func TestParse(t *testing.T) {
 		if c.dst != tc.want.dst || c.src != tc.want.src || c.connections != tc.want.connections ||
 			c.retries != tc.want.retries || c.timeout != tc.want.timeout || c.hints.Port != port {
 			t.Errorf("%q: %+v", tc.args, c)
+		}
+	}
+}
+
+// TestResolveTimeout: -t as package rdma takes it.
+func TestResolveTimeout(t *testing.T) {
+	for ms, want := range map[int]time.Duration{2000: 2 * time.Second, 1: time.Millisecond, 0: time.Millisecond,
+		-5: (1 << 31) * time.Millisecond} {
+		if got := (&config{timeout: ms}).resolveTimeout(); got != want {
+			t.Errorf("-t %d: %v, want %v", ms, got, want)
 		}
 	}
 }

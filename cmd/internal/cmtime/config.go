@@ -2,6 +2,7 @@ package cmtime
 
 import (
 	"io"
+	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
@@ -50,4 +51,18 @@ func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error
 		}
 	}
 	return c, nil
+}
+
+// resolveTimeout is -t as the kernel gets it: C passes its int as the
+// command's u32, so a negative one is more than 24 days, which is the
+// most package rdma takes; 0, which the kernel takes as already
+// expired (a local address still resolves), becomes rdma's least, 1 ms.
+func (c *config) resolveTimeout() time.Duration {
+	switch {
+	case c.timeout == 0:
+		return time.Millisecond
+	case c.timeout < 0:
+		return (1 << 31) * time.Millisecond
+	}
+	return time.Duration(c.timeout) * time.Millisecond
 }

@@ -217,3 +217,23 @@ func TestIntegrationCmtimeErrors(t *testing.T) {
 		t.Logf("%q: rdma-core's %v", args, rt)
 	}
 }
+
+// TestIntegrationCmtimeServerFails: a server that cannot bind prints
+// rdma-core's complaint; rdma-core's then crashes (SIGSEGV, its
+// "destroying id" lost in its buffer when stdout is a pipe), ours exits
+// with the C program's return value, -1.
+func TestIntegrationCmtimeServerFails(t *testing.T) {
+	_, dev := cmtest.RxeAddr(t)
+	cmtest.NoCMIDsLeft(t, dev)
+	o, r := sides(t)
+	args := []string{"-b", "192.0.2.1", "-p", strconv.Itoa(int(cmtest.Port()))}
+	const complaint = "bind address failed: Cannot assign requested address\n"
+	rt := r.Start(args, 30*time.Second)()
+	ro := o.Start(args, 30*time.Second)()
+	if rt.Stderr != complaint || rt.Code == 0 {
+		t.Errorf("rdma-core's %v", rt)
+	}
+	if ro.Code != 255 || ro.Stderr != complaint || ro.Stdout != "destroying id\n" {
+		t.Errorf("ours %v", ro)
+	}
+}

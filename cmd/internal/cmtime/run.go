@@ -5,6 +5,34 @@
 // and a server that accepts and disconnects them until it is killed.
 // Same options, output lines, table and exit statuses, so either side
 // can be rdma-core's.
+//
+// As in cmtime.c, one event channel carries every id's events, read by
+// one goroutine (the C program's event thread) that ends the steps the
+// events answer; the server hands connection requests and
+// disconnections to two workers (its req and disc threads). Times come
+// from Go's monotonic clock, so the table's µs have fractions where
+// gettimeofday's have none.
+//
+// Where ours differs: a server that fails before serving (lookup, bind,
+// listen) prints cmtime.c's lines and "destroying id" and exits with
+// cmtime.c's return value, where cmtime.c then crashes (SIGSEGV) on the
+// nodes a server never allocates; a client whose event loop fails stops
+// waiting rather than spinning forever; a step's wait ends once at least
+// as many nodes completed as started (C waits for equality); -t 0 and
+// a negative -t become package rdma's least and most timeouts, 1 ms and
+// 2^31 ms (C hands the kernel 0, which still resolves local addresses,
+// and a u32 of more than 24 days).
+//
+// A client's -b binds every id to that address first (rdma_bind_addr),
+// which pins it to the address's netdev. Where the destination is a
+// local address of another netdev (the VM's veth pair: -b 10.77.0.2
+// -s 10.77.0.1), the kernel then routes it out of the bound netdev as a
+// neighbour, and its ARP request reaches the other end from a local
+// source address, which the kernel drops as martian (accept_local=0):
+// the neighbour stays INCOMPLETE and every id ends in
+// RDMA_CM_EVENT_ADDR_ERROR -110 (ETIMEDOUT) after each -t, in rdma-core's
+// cmtime and in ours alike; with -b on the destination's own netdev
+// both work.
 package cmtime
 
 import (
@@ -323,7 +351,7 @@ func (t *test) handle(ev *rdma.Event) {
 	if n == nil {
 		return
 	}
-	timeout := time.Duration(t.cfg.timeout) * time.Millisecond
+	timeout := t.cfg.resolveTimeout()
 	switch ev.Type {
 	case rdma.EventAddrResolved:
 		t.complete(n, stepResolveAddr)
@@ -425,7 +453,7 @@ func (t *test) runClient(ctx, evCtx context.Context, evDone chan struct{}) int {
 		return le.Code
 	}
 	go t.events(evCtx, evDone)
-	timeout := time.Duration(t.cfg.timeout) * time.Millisecond
+	timeout := t.cfg.resolveTimeout()
 	r := 0
 
 	if t.cfg.src != "" {
