@@ -1,6 +1,7 @@
 package cmtime
 
 import (
+	"fmt"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
+	"github.com/rdmastack/rdmastack/nldev"
 )
 
 // BenchmarkCmtime runs our cmtime client and rdma-core's, 50
@@ -18,7 +20,8 @@ import (
 // clients against rdma-core's server, "pair-<step>-ratio" for our pair
 // against rdma-core's pair, "server-<step>-ratio" for rdma-core's client
 // against our server and against its own; and rdma-core's pair's
-// medians in ms ("<step>-ms"). Command:
+// medians in ms ("<step>-ms"). Each client starts once the servers
+// are down to their listeners again. Command:
 //
 //	go run ./test/vm run -parallel 1 -devices 1 -- $PWD/out/cmtime.test -test.run XXX -test.bench Cmtime -test.benchtime 1x
 func BenchmarkCmtime(b *testing.B) {
@@ -38,6 +41,11 @@ func BenchmarkCmtime(b *testing.B) {
 		args := []string{"-s", addr.String(), "-p", strconv.Itoa(int(ports[server.Name])), "-c", strconv.Itoa(conns)}
 		r := c.Start(args, 300*time.Second)()
 		checkGood(b, r, conns, false)
+		// The server's teardown of the last connections would
+		// otherwise overlap the next client's first steps.
+		if err := settle(dev, len(ports), 20*time.Second); err != nil {
+			b.Fatal(err)
+		}
 		p, _ := parseOutput(r.Stdout)
 		v := make([]float64, len(p.rows))
 		for i, row := range p.rows {
@@ -69,4 +77,23 @@ func BenchmarkCmtime(b *testing.B) {
 			b.ReportMetric(med(ours, theirs, i)/t, "server-"+unit+"-ratio")
 		}
 	}
+}
+
+// settle waits until dev has no rdma_cm ids but the n listeners.
+func settle(dev uint32, n int, d time.Duration) error {
+	c, err := nldev.Dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var ids []nldev.CMID
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if ids, err = c.CMIDs(dev); err != nil {
+			return err
+		}
+		if len(ids) <= n {
+			return nil
+		}
+	}
+	return fmt.Errorf("%d rdma_cm ids left after %v: %+v", len(ids), d, ids)
 }
