@@ -165,9 +165,7 @@ func (t *test) main(ctx context.Context) (int, error) {
 	r := t.runClient(ctx, evCtx, evDone)
 	t.cleanupNodes()
 	stop()
-	if evDone != nil {
-		<-evDone
-	}
+	<-evDone
 	for _, pd := range t.pds {
 		pd.Close()
 	}
