@@ -31,17 +31,17 @@ func newPolling(t *testing.T, budget time.Duration) (fd *FD, sig int, asked *ato
 // polls, without allocating, and one with an empty budget parks at once.
 func TestPollReads(t *testing.T) {
 	fd, sig, asked := newPolling(t, time.Minute)
+	// The value comes once the Read has read 10 times: a Read that
+	// parked (one read) would never get it.
 	go func() {
-		time.Sleep(20 * time.Millisecond)
+		for asked.Load() < 10 {
+			time.Sleep(time.Millisecond)
+		}
 		signal(t, sig, 6)
 	}()
 	var b [8]byte
 	if n, err := fd.Read(ctxFor(t, 5*time.Second), b[:]); n != 8 || err != nil || b[0] != 6 {
-		t.Fatalf("polling Read of a value that comes later: %d, %v, % x", n, err, b)
-	}
-	// 20 ms of polling reads many times; a parked wait once or twice.
-	if n := asked.Load(); n < 10 {
-		t.Fatalf("the Read read %d times in 20 ms: it did not poll", n)
+		t.Fatalf("polling Read of a value that comes after 10 reads: %d, %v, % x (read %d times)", n, err, b, asked.Load())
 	}
 	one := [8]byte{1}
 	allocs := testing.AllocsPerRun(100, func() {
@@ -89,9 +89,14 @@ func TestPollEnds(t *testing.T) {
 				_, err := fd.Read(ctx, b[:])
 				done <- err
 			}()
-			time.Sleep(30 * time.Millisecond)
-			if asked.Load() < 2 {
-				t.Fatalf("the Read is not polling: it read %d times", asked.Load())
+			// Polling (or, for the deadline, perhaps done already).
+			for end := time.Now().Add(5 * time.Second); asked.Load() < 10 && len(done) == 0; time.Sleep(time.Millisecond) {
+				if time.Now().After(end) {
+					t.Fatalf("the Read is not polling: it read %d times", asked.Load())
+				}
+			}
+			if n := asked.Load(); n < 10 {
+				t.Fatalf("the Read ended after %d reads: it did not poll", n)
 			}
 			switch tc.name {
 			case "cancel":
@@ -175,9 +180,10 @@ func TestPollersKeepTheRuntimeResponsive(t *testing.T) {
 			})
 			// They were polling all along, not parked.
 			before := polls[0].Load()
-			time.Sleep(5 * time.Millisecond)
-			if polls[0].Load() == before {
-				t.Fatalf("the waiter stopped polling: the measurement did not cover polling (GOMAXPROCS %d)", runtime.GOMAXPROCS(0))
+			for end := time.Now().Add(5 * time.Second); polls[0].Load() == before; time.Sleep(time.Millisecond) {
+				if time.Now().After(end) {
+					t.Fatalf("the waiter stopped polling: the measurement did not cover polling (GOMAXPROCS %d)", runtime.GOMAXPROCS(0))
+				}
 			}
 		})
 	}
