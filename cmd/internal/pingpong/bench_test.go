@@ -34,9 +34,8 @@ import (
 // time of both its processes (getrusage of the ended children) over the
 // iterations, less what runs of 20 iterations spend (start-up, exchange,
 // teardown), reported as cpu-us/rt-*. Our binary runs from a copy in the
-// guest's tmpfs. With PP_MIXED
-// set it also times ours against rdma-core's in both roles. Run it in the
-// VM:
+// guest's tmpfs. With PP_MIXED set it also times ours against rdma-core's
+// in both roles. Run it in the VM:
 //
 //	go test -c -o out/pp.test ./cmd/internal/pingpong
 //	go run ./test/vm run -devices 1 -- env PP_ROUNDS=16 $PWD/out/pp.test -test.run XXX -test.bench Pingpong -test.benchtime 32000x
