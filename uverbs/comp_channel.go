@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -24,6 +25,12 @@ type CompChannel struct {
 	cqs     atomic.Pointer[[]*CQ] // the CQs bound to the channel (copied on write)
 	mu      sync.Mutex            // serializes writers of cqs
 	readers atomic.Int64          // GetEvent and TryGetEvent calls in flight (comp_hint.go)
+
+	// SetPollTime's budget, and when the last event was read (time since
+	// born, plus one: 0 is never), for pollBudget (comp_poll.go).
+	pollTime  atomic.Int64
+	lastEvent atomic.Int64
+	born      time.Time
 }
 
 // CreateCompChannel creates a completion channel. The context's Close
@@ -40,9 +47,10 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	if err != nil {
 		return nil, wrap(c.dev.Name, op, err)
 	}
-	ch := &CompChannel{ctx: c, fd: fd}
+	ch := &CompChannel{ctx: c, fd: fd, born: time.Now()}
 	ch.cqs.Store(new([]*CQ))
 	fd.SetHint(ch.mayHaveEvent, ch.empty)
+	fd.SetPoll(ch.pollBudget)
 	if err := c.adoptChannel(op, ch); err != nil {
 		fd.Close()
 		return nil, err
@@ -79,7 +87,9 @@ func (ch *CompChannel) FD() int { return ch.fd.Num() }
 // one matching os.ErrDeadlineExceeded (and context.DeadlineExceeded) when
 // ctx's deadline passes, and one matching os.ErrClosed when the channel
 // is closed, or its context, before or during the wait. Several
-// goroutines may wait at once; each event goes to one of them.
+// goroutines may wait at once; each event goes to one of them. With a
+// poll time (SetPollTime), a wait soon after an event polls for the next
+// before it parks.
 //
 // An event can be stale: a CQ armed and then polled may already have
 // handed over the completion that raised the event. As with
@@ -130,6 +140,7 @@ func (ch *CompChannel) event(desc abi.CompEventDesc, n, want int, err error) (*C
 		cq.events.Add(1)
 		cq.hint.countRead()
 	}
+	ch.sawEvent()
 	return cq, nil
 }
 

@@ -53,7 +53,9 @@
 //
 // Waits never stall the Go runtime: CompChannel.GetEvent and
 // Context.ReadEvent park the goroutine in the netpoller, take a
-// context.Context, and are woken by Close. QP.Init, QP.Connect (and its
+// context.Context, and are woken by Close; a channel given a poll time
+// (CompChannel.SetPollTime) polls, yielding to other goroutines, for up
+// to that long before it parks, in waits that follow an event. QP.Init, QP.Connect (and its
 // halves ReadyToReceive and ReadyToSend) take a QP through its states
 // from a small Peer description; Context.FindGID and FindNetdevGID pick
 // the source GID for an address or network device.

@@ -17,6 +17,10 @@
 // Wait, handled), so that concurrent readers each get distinct events,
 // none lost and none twice, and events fetched with Wait are handled in
 // the order the kernel queued them. TryRead never waits for the turn.
+//
+// An owner may have Reads poll for a while before they park (SetPoll),
+// yielding the P between polls; what ends a parked wait ends a polling
+// one.
 package waitfd
 
 import (
@@ -24,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -88,6 +93,11 @@ type FD struct {
 	maybe func() bool
 	empty func()
 
+	// How long a Read may poll before it parks (see SetPoll), asked at
+	// the start of each Read; pollFn is e.pollRead, made once.
+	budget func() time.Duration
+	pollFn func(uintptr)
+
 	// The read deadline set on f, and the context whose cancellation
 	// kicks it into the past (cached: a loop that waits with the same
 	// context registers it once).
@@ -120,7 +130,7 @@ func New(fd int, name string) (*FD, error) {
 		return nil, err
 	}
 	e := &FD{f: f, rc: rc, fd: fd, turn: make(chan struct{}, 1), done: make(chan struct{}), scratch: newScratch(64)}
-	e.readFn, e.tryFn = e.read, e.tryRead
+	e.readFn, e.tryFn, e.pollFn = e.read, e.tryRead, e.pollRead
 	// The netpoller must know the fd, or deadlines would not work and a
 	// read would block a thread: probe it once.
 	if err := f.SetReadDeadline(time.Time{}); err != nil {
@@ -139,6 +149,21 @@ func New(fd int, name string) (*FD, error) {
 // it. maybe must only say false when it knows; empty is called whenever a
 // read found nothing queued. Set the hint before the FD is used.
 func (e *FD) SetHint(maybe func() bool, empty func()) { e.maybe, e.empty = maybe, empty }
+
+// SetPoll lets the FD's owner have a Read poll before it parks: budget,
+// called with the turn held at the start of every Read, says for how long
+// (0 or less: not at all). A wait in the netpoller costs the thread a
+// park and a wake-up (epoll_pwait twice and the scheduler's path around
+// them) where a blocking read(2) costs one system call; an event that
+// comes within the budget is read without them. Polling reads (after the
+// hint, as a wait's first read does) and yields the P between reads with
+// runtime.Gosched, so that every other goroutine runs, timers fire and
+// the collector can stop the poller; it ends at the budget, the context's
+// deadline or cancellation, or Close, and the wait then parks as without
+// it. The budget is CPU the owner chooses to spend: ask for it only when
+// an event is plausibly imminent, never for an idle wait. Set it before
+// the FD is used.
+func (e *FD) SetPoll(budget func() time.Duration) { e.budget = budget }
 
 // read is the RawConn callback: one read(2) of the non-blocking fd. It
 // cannot sleep, so it is raw: on an empty queue the uverbs event files
@@ -176,6 +201,49 @@ func (e *FD) read(fd uintptr) bool {
 }
 
 func (e *FD) tryRead(fd uintptr) { e.got = e.read(fd) }
+
+// pollRead is a polling Read's callback: a read after the hint.
+func (e *FD) pollRead(fd uintptr) {
+	e.first = true
+	e.got = e.read(fd)
+}
+
+// poll is Read's polling phase (SetPoll), with the turn held: got reports
+// that it read something (e.n, e.err hold the result); err ends the wait.
+func (e *FD) poll(ctx context.Context, dl time.Time) (got bool, err error) {
+	if e.budget == nil {
+		return false, nil
+	}
+	d := e.budget()
+	if d <= 0 {
+		return false, nil
+	}
+	end := time.Now().Add(d)
+	for {
+		if err := e.rc.Control(e.pollFn); err != nil {
+			return false, e.mapErr(err)
+		}
+		if e.got {
+			return true, nil
+		}
+		now := time.Now()
+		if !now.Before(end) {
+			return false, nil
+		}
+		runtime.Gosched()
+		// What ends a parked wait ends a polling one: Close, the
+		// context, its deadline.
+		if e.closed.Load() {
+			return false, ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return false, ContextError(err)
+		}
+		if !dl.IsZero() && !now.Before(dl) {
+			return false, DeadlineExceeded
+		}
+	}
+}
 
 // readSyscall is read's system call: raw (see read). BenchmarkReadRuntime
 // swaps in unix.Syscall to measure what the raw call costs the rest of the
@@ -275,6 +343,14 @@ func (e *FD) wait(ctx context.Context, fn func(uintptr) bool, b []byte, handle f
 	}
 	defer e.give()
 	dl, _ := ctx.Deadline()
+	if b != nil {
+		e.prepare(b)
+		if got, err := e.poll(ctx, dl); err != nil {
+			return 0, err
+		} else if got {
+			return e.result(b)
+		}
+	}
 	e.watch(ctx)
 	for {
 		if err := e.setDeadline(dl); err != nil {

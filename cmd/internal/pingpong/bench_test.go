@@ -3,9 +3,14 @@ package pingpong
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/internal/testenv"
 )
@@ -19,10 +24,18 @@ import (
 // latencies, the message rates (one message each way per round trip),
 // the ratio of the medians, and the median of each round's ratio (the
 // two runs of a round are adjacent in time, so that ratio also cancels
-// slower drift and changes in the host's load). Event mode (-e) by default; busy polling in
-// the "poll" variant, which under TCG with one vCPU waits for the other
-// process's time slice. With PP_MIXED set it also times ours against
-// rdma-core's in both roles. Run it in the VM:
+// slower drift and changes in the host's load). Event mode (-e) by
+// default; busy polling in the "poll" variant, which under TCG with one
+// vCPU waits for the other process's time slice. In event mode a third
+// program joins each round (A B C, then C B A): ours with its completion
+// channel polling before it parks ("ourspoll": uverbs'
+// CompChannel.SetPollTime, PP_POLLTIME, default 200us, passed in
+// pollTimeEnv). Each program's CPU per round trip is the user and system
+// time of both its processes (getrusage of the ended children) over the
+// iterations, less what runs of 20 iterations spend (start-up, exchange,
+// teardown), reported as cpu-us/rt-*. Our binary runs from a copy in the
+// guest's tmpfs. With PP_MIXED set it also times ours against rdma-core's
+// in both roles. Run it in the VM:
 //
 //	go test -c -o out/pp.test ./cmd/internal/pingpong
 //	go run ./test/vm run -devices 1 -- env PP_ROUNDS=16 $PWD/out/pp.test -test.run XXX -test.bench Pingpong -test.benchtime 32000x
@@ -36,6 +49,14 @@ func BenchmarkPingpong(b *testing.B) {
 		}
 		rounds = n
 	}
+	pollT := "200us"
+	if s := os.Getenv("PP_POLLTIME"); s != "" {
+		if _, err := time.ParseDuration(s); err != nil {
+			b.Fatalf("PP_POLLTIME=%q: %v", s, err)
+		}
+		pollT = s
+	}
+	b.Setenv(pollTimeEnv, "") // restored at the end
 	for _, mode := range []struct {
 		name  string
 		extra []string
@@ -52,34 +73,64 @@ func BenchmarkPingpong(b *testing.B) {
 			if err != nil || path == theirs.oracle {
 				b.Fatalf("our binary: %q, %v (rdma-core's is %s)", path, err, theirs.oracle)
 			}
-			ours := side{oracle: path, bin: true, kind: kind}
-			iters := max(b.N/rounds, 20)
+			ours := side{oracle: copyToTmp(b, path), bin: true, kind: kind}
+			iters := max(b.N/rounds, 40)
 			if mode.extra == nil {
 				iters = min(iters, 100) // milliseconds a round trip
 			}
-			var oursUS, theirsUS, paired []float64
-			for r := range rounds {
-				order := []side{ours, theirs}
-				if r%4 == 1 || r%4 == 2 { // ABBA
-					order = []side{theirs, ours}
-				}
-				for _, s := range order {
-					_, c := pingpong(b, s, s, 64, iters, mode.extra...)
-					if s.oracle == ours.oracle {
-						oursUS = append(oursUS, c.usecPerIter)
-					} else {
-						theirsUS = append(theirsUS, c.usecPerIter)
-					}
-				}
-				paired = append(paired, oursUS[r]/theirsUS[r])
+			// In event mode, ours also runs with its completion
+			// channel's poll time (pollTimeEnv) set: A B C, C B A.
+			variants := []variant{{name: "ours", s: ours}, {name: "rdmacore", s: theirs}}
+			if mode.extra != nil {
+				variants = slices.Insert(variants, 1, variant{name: "ourspoll", s: ours, poll: pollT})
 			}
-			o, t := median(oursUS), median(theirsUS)
-			b.ReportMetric(o, "us/rt-ours")
-			b.ReportMetric(t, "us/rt-rdmacore")
-			b.ReportMetric(2e6/o, "msg/s-ours")
-			b.ReportMetric(2e6/t, "msg/s-rdmacore")
-			b.ReportMetric(o/t, "ratio-ours/rdmacore")
-			b.ReportMetric(median(paired), "ratio-paired")
+			// The CPU a run spends outside its round trips (start-up,
+			// the exchange, teardown): the median of runs of 20.
+			base := make([]float64, len(variants))
+			for i, v := range variants {
+				var cpu []float64
+				for range 3 {
+					os.Setenv(pollTimeEnv, v.poll)
+					cpu0 := childCPU(b)
+					pingpong(b, v.s, v.s, 64, 20, mode.extra...)
+					cpu = append(cpu, float64((childCPU(b) - cpu0).Microseconds()))
+				}
+				base[i] = median(cpu)
+			}
+			for r := range rounds {
+				order := slices.Clone(variants)
+				if r%4 == 1 || r%4 == 2 { // ABBA
+					slices.Reverse(order)
+				}
+				for _, v := range order {
+					os.Setenv(pollTimeEnv, v.poll)
+					cpu0 := childCPU(b)
+					_, c := pingpong(b, v.s, v.s, 64, iters, mode.extra...)
+					cpu := float64((childCPU(b) - cpu0).Microseconds())
+					i := slices.IndexFunc(variants, func(x variant) bool { return x.name == v.name })
+					variants[i].us = append(variants[i].us, c.usecPerIter)
+					variants[i].cpu = append(variants[i].cpu, (cpu-base[i])/float64(iters-20))
+				}
+			}
+			os.Unsetenv(pollTimeEnv)
+			t := &variants[len(variants)-1]
+			for i := range variants {
+				v := &variants[i]
+				b.ReportMetric(median(v.us), "us/rt-"+v.name)
+				b.ReportMetric(2e6/median(v.us), "msg/s-"+v.name)
+				b.ReportMetric(median(v.cpu), "cpu-us/rt-"+v.name)
+				if v == t { // rdma-core's, last
+					continue
+				}
+				var paired []float64
+				for r := range v.us {
+					paired = append(paired, v.us[r]/t.us[r])
+				}
+				suffix := strings.TrimPrefix(v.name, "ours")
+				b.ReportMetric(median(v.us)/median(t.us), "ratio-ours"+suffix+"/rdmacore")
+				b.ReportMetric(median(paired), "ratio-paired"+suffix)
+				b.ReportMetric(median(v.cpu)/median(t.cpu), "cpu-ratio-ours"+suffix+"/rdmacore")
+			}
 			if os.Getenv("PP_MIXED") != "" {
 				_, m1 := pingpong(b, ours, theirs, 64, iters, mode.extra...)
 				_, m2 := pingpong(b, theirs, ours, 64, iters, mode.extra...)
@@ -88,6 +139,44 @@ func BenchmarkPingpong(b *testing.B) {
 			}
 		})
 	}
+}
+
+// variant is one program the benchmark times, with the poll time our
+// binary's completion channel gets (pollTimeEnv, empty for none), and
+// what its runs measured: round trips (µs each) and CPU time (µs of both
+// processes' user and system time per round trip).
+type variant struct {
+	name    string
+	s       side
+	poll    string
+	us, cpu []float64
+}
+
+// copyToTmp copies our binary to the test's temporary directory (the
+// guest's tmpfs), as rdma-core's programs are timed: run from the 9p
+// share, a process pays demand paging over 9p for every page of code it
+// touches first.
+func copyToTmp(b *testing.B, path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tmp := filepath.Join(b.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(tmp, data, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return tmp
+}
+
+// childCPU is the user and system time of the test's children that have
+// ended and been waited for (getrusage RUSAGE_CHILDREN): a pingpong's
+// server and client once pingpong returns.
+func childCPU(b *testing.B) time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_CHILDREN, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // median of a non-empty sample.
