@@ -25,5 +25,6 @@ import (
 func main() { cmnode.Exit(os.Stderr, run(os.Stdout, os.Args[1:])) }
 
 func run(stdout io.Writer, args []string) error {
+	cmnode.KeepSpareP()
 	return cmtime.Main("cmtime", stdout, os.Stderr, args)
 }

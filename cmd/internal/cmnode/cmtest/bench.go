@@ -59,6 +59,13 @@ func Binaries(tb testing.TB, name string) (ours, theirs Side) {
 // exited; either failing fails tb.
 func Timed(tb testing.TB, dev uint32, addr netip.AddrPort, server, client Side, serverArgs, clientArgs []string) time.Duration {
 	tb.Helper()
+	d, _, _ := TimedUsage(tb, dev, addr, server, client, serverArgs, clientArgs)
+	return d
+}
+
+// TimedUsage is Timed that also returns what each side's process used.
+func TimedUsage(tb testing.TB, dev uint32, addr netip.AddrPort, server, client Side, serverArgs, clientArgs []string) (_ time.Duration, su, cu Usage) {
+	tb.Helper()
 	t0 := time.Now()
 	waitS := server.Start(serverArgs, 300*time.Second)
 	if err := WaitListen(dev, addr, 20*time.Second); err != nil {
@@ -70,7 +77,47 @@ func Timed(tb testing.TB, dev uint32, addr netip.AddrPort, server, client Side, 
 	if rc.Code != 0 || rs.Code != 0 {
 		tb.Fatalf("%v server: %v\n%v client: %v", server, rs, client, rc)
 	}
-	return d
+	return d, rs.Usage, rc.Usage
+}
+
+// UsageMetrics collects what the processes of ABBA's pairs (ours with
+// ours, rdma-core's with rdma-core's) used, and reports the medians
+// per unit of work (a connection, a ping).
+type UsageMetrics struct {
+	ours, theirs string
+	m            map[string][]float64
+}
+
+// NewUsageMetrics collects for the pairs of ours and theirs.
+func NewUsageMetrics(ours, theirs Side) *UsageMetrics {
+	return &UsageMetrics{ours: ours.Name, theirs: theirs.Name, m: map[string][]float64{}}
+}
+
+// Add records one run of the pair server, client (other pairs are
+// ignored).
+func (u *UsageMetrics) Add(server, client Side, su, cu Usage) {
+	if server.Name != client.Name {
+		return
+	}
+	for role, x := range map[string]Usage{"server": su, "client": cu} {
+		k := server.Name + "-" + role
+		u.m["csw-"+k] = append(u.m["csw-"+k], float64(x.Switches()))
+		u.m["cpums-"+k] = append(u.m["cpums-"+k], float64(x.CPU.Microseconds())/1000)
+	}
+}
+
+// Report reports each median divided by per ("csw/conn-ours-server",
+// "cpums-rdma-core-client": CPU ms a run).
+func (u *UsageMetrics) Report(b *testing.B, per float64, unit string) {
+	for _, who := range []string{u.ours, u.theirs} {
+		for _, role := range []string{"server", "client"} {
+			k := who + "-" + role
+			if v := u.m["csw-"+k]; len(v) > 0 {
+				b.ReportMetric(Median(v)/per, "csw/"+unit+"-"+k)
+				b.ReportMetric(Median(u.m["cpums-"+k]), "cpums-"+k)
+			}
+		}
+	}
 }
 
 // ABBA times rounds runs of our pair (server and client) and rdma-core's

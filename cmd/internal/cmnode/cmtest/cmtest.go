@@ -133,6 +133,27 @@ type Result struct {
 	Stdout, Stderr string
 	Code           int // exit status
 	Err            error
+	Usage          Usage // a program's; zero for an in-process side
+}
+
+// Usage is what a program's process used (its rusage).
+type Usage struct {
+	Voluntary, Involuntary int64         // context switches
+	CPU                    time.Duration // user and system time
+}
+
+// Switches is the number of context switches, of either kind.
+func (u Usage) Switches() int64 { return u.Voluntary + u.Involuntary }
+
+func usageOf(ps *os.ProcessState) Usage {
+	if ps == nil {
+		return Usage{}
+	}
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return Usage{}
+	}
+	return Usage{Voluntary: ru.Nvcsw, Involuntary: ru.Nivcsw, CPU: ps.UserTime() + ps.SystemTime()}
 }
 
 func (r Result) String() string {
@@ -180,7 +201,7 @@ func (s Side) Start(args []string, limit time.Duration) func() Result {
 	} else {
 		go func() {
 			err := cmd.Wait()
-			r := Result{Stdout: out.String(), Stderr: errb.String(), Err: err}
+			r := Result{Stdout: out.String(), Stderr: errb.String(), Err: err, Usage: usageOf(cmd.ProcessState)}
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
 				r.Code = ee.ExitCode()

@@ -1,0 +1,22 @@
+package cmnode
+
+import (
+	"os"
+	"runtime"
+)
+
+// KeepSpareP gives the Go scheduler a second P when it has one (one
+// CPU) and GOMAXPROCS is not set in the environment. The rdma_cm and
+// uverbs commands a connection needs can each sleep in the kernel for
+// longer than sysmon's 20 µs tick; with a single P, sysmon takes it
+// from the thread in the system call and hands it to another (started
+// or woken for the purpose), and the thread has to take it back when
+// the call returns: several context switches a command, where the C
+// programs' thread just sleeps. With an idle P, sysmon leaves a
+// thread in a system call alone (for up to 10 ms). The commands call
+// it first; the library leaves GOMAXPROCS to its users.
+func KeepSpareP() {
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set && runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2)
+	}
+}
