@@ -21,8 +21,11 @@ import (
 // two runs of a round are adjacent in time, so that ratio also cancels
 // slower drift and changes in the host's load). Event mode (-e) by default; busy polling in
 // the "poll" variant, which under TCG with one vCPU waits for the other
-// process's time slice. With PP_MIXED set it also times ours against
-// rdma-core's in both roles. Run it in the VM:
+// process's time slice. The "srq" variant runs srq_pingpong's default 16
+// QPs, whose iterations count message pairs over all of them (16 in
+// flight at once), so its "round trip" is the time per pair. With
+// PP_MIXED set it also times ours against rdma-core's in both roles. Run
+// it in the VM:
 //
 //	go test -c -o out/pp.test ./cmd/internal/pingpong
 //	go run ./test/vm run -devices 1 -- env PP_ROUNDS=16 $PWD/out/pp.test -test.run XXX -test.bench Pingpong -test.benchtime 32000x
@@ -38,17 +41,18 @@ func BenchmarkPingpong(b *testing.B) {
 	}
 	for _, mode := range []struct {
 		name  string
+		kind  Kind
 		extra []string
-	}{{"rc-event", []string{"-e"}}, {"ud-event", []string{"-e"}}, {"rc-poll", nil}} {
+	}{
+		{"rc-event", RC, []string{"-e"}}, {"ud-event", UD, []string{"-e"}}, {"uc-event", UC, []string{"-e"}},
+		{"srq-event", SRQ, []string{"-e"}}, {"rc-poll", RC, nil},
+	} {
 		b.Run(mode.name, func(b *testing.B) {
-			kind := RC
-			if mode.name[:2] == "ud" {
-				kind = UD
-			}
+			kind := mode.kind
 			_, theirs := oracles(b, kind)
 			// Our command as its own process, as rdma-core's runs: the
 			// VM puts our cmd/ binaries first on PATH.
-			path, err := exec.LookPath(map[Kind]string{RC: "ibv_rc_pingpong", UD: "ibv_ud_pingpong"}[kind])
+			path, err := exec.LookPath(progs[kind])
 			if err != nil || path == theirs.oracle {
 				b.Fatalf("our binary: %q, %v (rdma-core's is %s)", path, err, theirs.oracle)
 			}
