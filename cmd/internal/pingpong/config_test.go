@@ -2,9 +2,8 @@ package pingpong
 
 import (
 	"bytes"
+	"embed"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
@@ -133,6 +132,12 @@ func mainOutput(kind Kind, args []string) (stdout, stderr string, status int) {
 	return out.String(), stderr, status
 }
 
+// usageFiles are rdma-core's usage texts, embedded so that the test
+// binary finds them from any directory.
+//
+//go:embed testdata/*.usage
+var usageFiles embed.FS
+
 // TestMainRefusals: what each program prints, and its exit status, for
 // command lines it refuses before it looks for a device, byte for byte
 // as rdma-core 44's programs (recorded from Debian's build; the usage
@@ -170,7 +175,7 @@ func TestMainRefusals(t *testing.T) {
 		stdout, stderr, status := mainOutput(tc.kind, tc.args)
 		want := ""
 		if tc.usage {
-			b, err := os.ReadFile(filepath.Join("testdata", progs[tc.kind]+".usage"))
+			b, err := usageFiles.ReadFile("testdata/" + progs[tc.kind] + ".usage")
 			if err != nil {
 				t.Fatal(err)
 			}
