@@ -3,6 +3,7 @@ package pingpong
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -21,7 +22,8 @@ import (
 // two runs of a round are adjacent in time, so that ratio also cancels
 // slower drift and changes in the host's load). Event mode (-e) by default; busy polling in
 // the "poll" variant, which under TCG with one vCPU waits for the other
-// process's time slice. The "srq" variant runs srq_pingpong's default 16
+// process's time slice. Both programs' binaries are copied to the
+// temporary directory (the guest's tmpfs) first. The "srq" variant runs srq_pingpong's default 16
 // QPs, whose iterations count message pairs over all of them (16 in
 // flight at once), so its "round trip" is the time per pair. With
 // PP_MIXED set it also times ours against rdma-core's in both roles. Run
@@ -56,7 +58,10 @@ func BenchmarkPingpong(b *testing.B) {
 			if err != nil || path == theirs.oracle {
 				b.Fatalf("our binary: %q, %v (rdma-core's is %s)", path, err, theirs.oracle)
 			}
-			ours := side{oracle: path, bin: true, kind: kind}
+			// Both binaries run from the guest's tmpfs: from the 9p root
+			// every page of them is demand-paged over 9p.
+			theirs.oracle = copyExe(b, theirs.oracle, "rdma-core")
+			ours := side{oracle: copyExe(b, path, "ours"), bin: true, kind: kind}
 			iters := max(b.N/rounds, 20)
 			if mode.extra == nil {
 				iters = min(iters, 100) // milliseconds a round trip
@@ -92,6 +97,25 @@ func BenchmarkPingpong(b *testing.B) {
 			}
 		})
 	}
+}
+
+// copyExe copies the executable at path into a directory of the test's
+// temporary one (tmpfs in the VM) named dir, and returns the copy's path.
+func copyExe(b *testing.B, path, dir string) string {
+	b.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := filepath.Join(b.TempDir(), dir)
+	if err := os.Mkdir(d, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	dst := filepath.Join(d, filepath.Base(path))
+	if err := os.WriteFile(dst, data, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return dst
 }
 
 // median of a non-empty sample.

@@ -201,7 +201,7 @@ func TestIntegrationPingpong(t *testing.T) {
 		case UC:
 			runs = []run{{1, nil}, {4096, nil}}
 		case SRQ:
-			runs = []run{{1, nil}, {4096, nil}, {64, []string{"-q", "1"}}, {64, []string{"-q", "64"}}}
+			runs = []run{{1, nil}, {4096, []string{"-q", "1"}}, {64, []string{"-q", "64"}}}
 		}
 		for _, r := range runs {
 			for _, pair := range [][2]side{{ours, ours}, {theirs, ours}, {ours, theirs}} {
