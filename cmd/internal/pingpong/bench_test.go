@@ -26,16 +26,18 @@ import (
 // two runs of a round are adjacent in time, so that ratio also cancels
 // slower drift and changes in the host's load). Event mode (-e) by
 // default; busy polling in the "poll" variant, which under TCG with one
-// vCPU waits for the other process's time slice. In event mode a third
-// program joins each round (A B C, then C B A): ours with its completion
-// channel polling before it parks ("ourspoll": uverbs'
-// CompChannel.SetPollTime, PP_POLLTIME, default 200us, passed in
-// pollTimeEnv). Each program's CPU per round trip is the user and system
-// time of both its processes (getrusage of the ended children) over the
-// iterations, less what runs of 20 iterations spend (start-up, exchange,
-// teardown), reported as cpu-us/rt-*. Our binary runs from a copy in the
-// guest's tmpfs. With PP_MIXED set it also times ours against rdma-core's
-// in both roles. Run it in the VM:
+// vCPU waits for the other process's time slice. The "srq" variant runs
+// srq_pingpong's default 16 QPs, whose iterations count message pairs
+// over all of them (16 in flight at once), so its "round trip" is the
+// time per pair. In event mode a third program joins each round (A B C,
+// then C B A): ours with its completion channel polling before it parks
+// ("ourspoll": uverbs' CompChannel.SetPollTime, PP_POLLTIME, default
+// 200us, passed in pollTimeEnv). Each program's CPU per round trip is the
+// user and system time of both its processes (getrusage of the ended
+// children) over the iterations, less what runs of 20 iterations spend
+// (start-up, exchange, teardown), reported as cpu-us/rt-*. Both programs'
+// binaries run from copies in the guest's tmpfs. With PP_MIXED set it
+// also times ours against rdma-core's in both roles. Run it in the VM:
 //
 //	go test -c -o out/pp.test ./cmd/internal/pingpong
 //	go run ./test/vm run -devices 1 -- env PP_ROUNDS=16 $PWD/out/pp.test -test.run XXX -test.bench Pingpong -test.benchtime 32000x
@@ -59,21 +61,25 @@ func BenchmarkPingpong(b *testing.B) {
 	b.Setenv(pollTimeEnv, "") // restored at the end
 	for _, mode := range []struct {
 		name  string
+		kind  Kind
 		extra []string
-	}{{"rc-event", []string{"-e"}}, {"ud-event", []string{"-e"}}, {"rc-poll", nil}} {
+	}{
+		{"rc-event", RC, []string{"-e"}}, {"ud-event", UD, []string{"-e"}}, {"uc-event", UC, []string{"-e"}},
+		{"srq-event", SRQ, []string{"-e"}}, {"rc-poll", RC, nil},
+	} {
 		b.Run(mode.name, func(b *testing.B) {
-			kind := RC
-			if mode.name[:2] == "ud" {
-				kind = UD
-			}
+			kind := mode.kind
 			_, theirs := oracles(b, kind)
 			// Our command as its own process, as rdma-core's runs: the
 			// VM puts our cmd/ binaries first on PATH.
-			path, err := exec.LookPath(map[Kind]string{RC: "ibv_rc_pingpong", UD: "ibv_ud_pingpong"}[kind])
+			path, err := exec.LookPath(progs[kind])
 			if err != nil || path == theirs.oracle {
 				b.Fatalf("our binary: %q, %v (rdma-core's is %s)", path, err, theirs.oracle)
 			}
-			ours := side{oracle: copyToTmp(b, path), bin: true, kind: kind}
+			// Both binaries run from the guest's tmpfs: from the 9p root
+			// every page of them is demand-paged over 9p.
+			theirs.oracle = copyExe(b, theirs.oracle, "rdma-core")
+			ours := side{oracle: copyExe(b, path, "ours"), bin: true, kind: kind}
 			iters := max(b.N/rounds, 40)
 			if mode.extra == nil {
 				iters = min(iters, 100) // milliseconds a round trip
@@ -152,20 +158,23 @@ type variant struct {
 	us, cpu []float64
 }
 
-// copyToTmp copies our binary to the test's temporary directory (the
-// guest's tmpfs), as rdma-core's programs are timed: run from the 9p
-// share, a process pays demand paging over 9p for every page of code it
-// touches first.
-func copyToTmp(b *testing.B, path string) string {
+// copyExe copies the executable at path into a directory of the test's
+// temporary one (tmpfs in the VM) named dir, and returns the copy's path.
+func copyExe(b *testing.B, path, dir string) string {
+	b.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	tmp := filepath.Join(b.TempDir(), filepath.Base(path))
-	if err := os.WriteFile(tmp, data, 0o755); err != nil {
+	d := filepath.Join(b.TempDir(), dir)
+	if err := os.Mkdir(d, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	return tmp
+	dst := filepath.Join(d, filepath.Base(path))
+	if err := os.WriteFile(dst, data, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return dst
 }
 
 // childCPU is the user and system time of the test's children that have

@@ -1,8 +1,9 @@
-// Package pingpong is the shared body of cmd/ibv_rc_pingpong and
-// cmd/ibv_ud_pingpong, drop-ins for rdma-core 44's programs of those names
-// built on package uverbs' provider-neutral data path: the same flags,
-// the same out-of-band TCP exchange ("%04x:%06x:%06x:%s" with the wire
-// GID) and the same output, so either side can be rdma-core's.
+// Package pingpong is the shared body of cmd/ibv_rc_pingpong,
+// cmd/ibv_uc_pingpong, cmd/ibv_ud_pingpong and cmd/ibv_srq_pingpong,
+// drop-ins for rdma-core 44's programs of those names built on package
+// uverbs' provider-neutral data path: the same flags, the same
+// out-of-band TCP exchange ("%04x:%06x:%06x:%s" with the wire GID) and
+// the same output, so either side can be rdma-core's.
 package pingpong
 
 import (
@@ -20,14 +21,21 @@ type Kind int
 
 // Kinds.
 const (
-	RC Kind = iota
-	UD
+	RC  Kind = iota
+	UD       // ibv_ud_pingpong
+	UC       // ibv_uc_pingpong: rc_pingpong's loop over an unreliable connection
+	SRQ      // ibv_srq_pingpong: NumQP RC QPs sharing one receive queue
 )
+
+// maxQP is srq_pingpong's MAX_QP: it always exchanges this many address
+// records, and takes fewer QPs than that.
+const maxQP = 256
 
 // Config is one run's settings, as the flags give them.
 type Config struct {
 	Kind       Kind
 	Server     string // empty: be the server
+	NumQP      int    // SRQ: the QPs on the shared receive queue; 1 for the others
 	Port       int
 	Dev        string
 	IBPort     int
@@ -58,9 +66,10 @@ func (e *ExitError) Error() string { return e.Msg }
 
 func fail(format string, args ...any) error { return &ExitError{fmt.Sprintf(format, args...)} }
 
-// rcLongs and udLongs are rdma-core 44's long-option tables, in its
-// order (which decides abbreviations and the order glibc lists an
-// ambiguous one's possibilities in); rcShorts and udShorts its optstrings.
+// rcLongs, udLongs, ucLongs and srqLongs are rdma-core 44's long-option
+// tables, in its order (which decides abbreviations and the order glibc
+// lists an ambiguous one's possibilities in); rcShorts and the others
+// its optstrings.
 var rcLongs = []cflags.LongOption{{Name: "port", Arg: req, Val: 'p'}, {Name: "ib-dev", Arg: req, Val: 'd'},
 	{Name: "ib-port", Arg: req, Val: 'i'}, {Name: "size", Arg: req, Val: 's'}, {Name: "mtu", Arg: req, Val: 'm'},
 	{Name: "rx-depth", Arg: req, Val: 'r'}, {Name: "iters", Arg: req, Val: 'n'}, {Name: "sl", Arg: req, Val: 'l'},
@@ -73,9 +82,28 @@ var udLongs = []cflags.LongOption{{Name: "port", Arg: req, Val: 'p'}, {Name: "ib
 	{Name: "iters", Arg: req, Val: 'n'}, {Name: "sl", Arg: req, Val: 'l'}, {Name: "events", Arg: none, Val: 'e'},
 	{Name: "gid-idx", Arg: req, Val: 'g'}, {Name: "chk", Arg: none, Val: 'c'}}
 
+var ucLongs = []cflags.LongOption{{Name: "port", Arg: req, Val: 'p'}, {Name: "ib-dev", Arg: req, Val: 'd'},
+	{Name: "ib-port", Arg: req, Val: 'i'}, {Name: "size", Arg: req, Val: 's'}, {Name: "mtu", Arg: req, Val: 'm'},
+	{Name: "rx-depth", Arg: req, Val: 'r'}, {Name: "iters", Arg: req, Val: 'n'}, {Name: "sl", Arg: req, Val: 'l'},
+	{Name: "events", Arg: none, Val: 'e'}, {Name: "gid-idx", Arg: req, Val: 'g'}, {Name: "chk", Arg: none, Val: 'c'}}
+
+var srqLongs = []cflags.LongOption{{Name: "port", Arg: req, Val: 'p'}, {Name: "ib-dev", Arg: req, Val: 'd'},
+	{Name: "ib-port", Arg: req, Val: 'i'}, {Name: "size", Arg: req, Val: 's'}, {Name: "mtu", Arg: req, Val: 'm'},
+	{Name: "num-qp", Arg: req, Val: 'q'}, {Name: "rx-depth", Arg: req, Val: 'r'}, {Name: "iters", Arg: req, Val: 'n'},
+	{Name: "sl", Arg: req, Val: 'l'}, {Name: "events", Arg: none, Val: 'e'}, {Name: "odp", Arg: none, Val: 'o'},
+	{Name: "gid-idx", Arg: req, Val: 'g'}, {Name: "chk", Arg: none, Val: 'c'}}
+
+// options are each kind's optstring and long options.
+var options = map[Kind]struct {
+	shorts string
+	longs  []cflags.LongOption
+}{RC: {rcShorts, rcLongs}, UD: {udShorts, udLongs}, UC: {ucShorts, ucLongs}, SRQ: {srqShorts, srqLongs}}
+
 const (
-	rcShorts = "p:d:i:s:m:r:n:l:eg:oOPtcjN"
-	udShorts = "p:d:i:s:r:n:l:eg:c"
+	rcShorts  = "p:d:i:s:m:r:n:l:eg:oOPtcjN"
+	udShorts  = "p:d:i:s:r:n:l:eg:c"
+	ucShorts  = "p:d:i:s:m:r:n:l:eg:c"
+	srqShorts = "p:d:i:s:m:q:r:n:l:eog:c"
 
 	req  = cflags.RequiredArgument
 	none = cflags.NoArgument
@@ -85,10 +113,13 @@ const (
 // bad option's error wraps errUsage with glibc's words for it, without
 // the program name.
 func Parse(kind Kind, args []string) (*Config, error) {
-	c := &Config{Kind: kind, Port: 18515, IBPort: 1, Size: 4096, MTU: ib.MTU1024, RxDepth: 500, Iters: 1000, GIDIndex: -1}
-	shorts, longs := rcShorts, rcLongs
-	if kind == UD {
-		shorts, longs, c.Size = udShorts, udLongs, 1024
+	c := &Config{Kind: kind, NumQP: 1, Port: 18515, IBPort: 1, Size: 4096, MTU: ib.MTU1024, RxDepth: 500, Iters: 1000, GIDIndex: -1}
+	shorts, longs := options[kind].shorts, options[kind].longs
+	switch kind {
+	case UD:
+		c.Size = 1024
+	case SRQ:
+		c.NumQP = 16
 	}
 	// Numbers convert as rdma-core's variables take them: strtoul into
 	// an unsigned int, strtol into an int.
@@ -111,6 +142,11 @@ func Parse(kind Kind, args []string) (*Config, error) {
 			}
 		case 's':
 			c.Size = int(uint32(cflags.ULong(arg)))
+			if kind == SRQ && c.Size < 1 {
+				return nil, errUsage
+			}
+		case 'q':
+			c.NumQP = int(uint32(cflags.ULong(arg)))
 		case 'm':
 			mtu, ok := ib.MTUFromBytes(int(int32(cflags.Long(arg))))
 			if !ok {
@@ -164,7 +200,8 @@ func usage(w io.Writer, prog string, kind Kind) {
 	b.WriteString("  -p, --port=<port>      listen on/connect to port <port> (default 18515)\n")
 	b.WriteString("  -d, --ib-dev=<dev>     use IB device <dev> (default first device found)\n")
 	b.WriteString("  -i, --ib-port=<port>   use port <port> of IB device (default 1)\n")
-	if kind == RC {
+	switch kind {
+	case RC:
 		b.WriteString("  -s, --size=<size>      size of message to exchange (default 4096)\n")
 		b.WriteString("  -m, --mtu=<size>       path MTU (default 1024)\n")
 		b.WriteString("  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n")
@@ -179,7 +216,27 @@ func usage(w io.Writer, prog string, kind Kind) {
 		b.WriteString("  -c, --chk\t            validate received buffer\n")
 		b.WriteString("  -j, --dm\t            use device memory\n")
 		b.WriteString("  -N, --new_send            use new post send WR API\n")
-	} else {
+	case UC:
+		b.WriteString("  -s, --size=<size>      size of message to exchange (default 4096)\n")
+		b.WriteString("  -m, --mtu=<size>       path MTU (default 1024)\n")
+		b.WriteString("  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n")
+		b.WriteString("  -n, --iters=<iters>    number of exchanges (default 1000)\n")
+		b.WriteString("  -l, --sl=<sl>          service level value\n")
+		b.WriteString("  -e, --events           sleep on CQ events (default poll)\n")
+		b.WriteString("  -g, --gid-idx=<gid index> local port gid index\n")
+		b.WriteString("  -c, --chk              validate received buffer\n")
+	case SRQ:
+		b.WriteString("  -s, --size=<size>      size of message to exchange (default 4096)\n")
+		b.WriteString("  -m, --mtu=<size>       path MTU (default 1024)\n")
+		b.WriteString("  -q, --num-qp=<num>     number of QPs to use (default 16)\n")
+		b.WriteString("  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n")
+		b.WriteString("  -n, --iters=<iters>    number of exchanges per QP(default 1000)\n")
+		b.WriteString("  -l, --sl=<sl>          service level value\n")
+		b.WriteString("  -e, --events           sleep on CQ events (default poll)\n")
+		b.WriteString("  -g, --gid-idx=<gid index> local port gid index\n")
+		b.WriteString("  -o, --odp\t\t    use on demand paging\n")
+		b.WriteString("  -c, --chk              validate received buffer\n")
+	default:
 		b.WriteString("  -s, --size=<size>      size of message to exchange (default 2048)\n")
 		b.WriteString("  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n")
 		b.WriteString("  -n, --iters=<iters>    number of exchanges (default 1000)\n")

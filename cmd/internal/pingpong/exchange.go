@@ -2,11 +2,13 @@ package pingpong
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/rdmastack/rdmastack/ib"
 )
@@ -68,53 +70,124 @@ func decode(msg []byte) dest {
 	return d
 }
 
-// clientExchange connects to the server, sends ours and reads theirs.
-func clientExchange(server string, port int, my dest) (dest, error) {
-	conn, err := net.Dial("tcp", net.JoinHostPort(server, strconv.Itoa(port)))
-	if err != nil {
-		return dest{}, fail("Couldn't connect to %s:%d", server, port)
+// records is how many address records each side sends: one, but
+// srq_pingpong always sends maxQP (a zero record for each QP it lacks),
+// each its own write.
+func (k Kind) records() int {
+	if k == SRQ {
+		return maxQP
 	}
-	defer conn.Close()
-	if _, err := conn.Write(my.encode()); err != nil {
-		return dest{}, fail("Couldn't send local address")
-	}
-	msg := make([]byte, msgLen)
-	if _, err := io.ReadFull(conn, msg); err != nil {
-		return dest{}, fail("Couldn't read/write remote address")
-	}
-	if _, err := conn.Write([]byte("done\x00")); err != nil {
-		return dest{}, fail("Couldn't read/write remote address")
-	}
-	return decode(msg), nil
+	return 1
 }
 
-// serverExchange accepts one client, reads its address, connects (the
+// padded is my as k's exchange sends it.
+func padded(k Kind, my []dest) []dest {
+	return append(my[:len(my):len(my)], make([]dest, k.records()-len(my))...)
+}
+
+// readRecords reads n records; srq_pingpong names a short one's index
+// (where a peer gone mid-exchange leaves it reading for ever; ours
+// fails).
+func readRecords(conn net.Conn, n int) ([]dest, error) {
+	rem := make([]dest, n)
+	msg := make([]byte, msgLen)
+	for i := range rem {
+		if got, err := io.ReadFull(conn, msg); err != nil {
+			return nil, fail("%d/%d: Couldn't read remote address [%d]", got, msgLen, i)
+		}
+		rem[i] = decode(msg)
+	}
+	return rem, nil
+}
+
+// clientExchange connects to the server, sends ours and reads theirs.
+func clientExchange(k Kind, server string, port int, my []dest) ([]dest, error) {
+	conn, err := net.Dial("tcp", net.JoinHostPort(server, strconv.Itoa(port)))
+	if err != nil {
+		return nil, fail("Couldn't connect to %s:%d", server, port)
+	}
+	defer conn.Close()
+	for _, d := range padded(k, my) {
+		if _, err := conn.Write(d.encode()); err != nil {
+			return nil, fail("Couldn't send local address")
+		}
+	}
+	var rem []dest
+	if k == SRQ {
+		if rem, err = readRecords(conn, maxQP); err != nil {
+			return nil, err
+		}
+	} else {
+		msg := make([]byte, msgLen)
+		if _, err := io.ReadFull(conn, msg); err != nil {
+			return nil, fail("Couldn't read/write remote address")
+		}
+		rem = []dest{decode(msg)}
+	}
+	if _, err := conn.Write([]byte("done\x00")); err != nil {
+		if k == SRQ {
+			return nil, fail("client write: %v", errText(err))
+		}
+		return nil, fail("Couldn't read/write remote address")
+	}
+	return rem, nil
+}
+
+// serverExchange accepts one client, reads its addresses, connects (the
 // callback), answers with ours and waits for "done".
-func serverExchange(port int, my dest, connect func(dest) error) (dest, error) {
+func serverExchange(k Kind, port int, my []dest, connect func([]dest) error) ([]dest, error) {
 	ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
 	if err != nil {
-		return dest{}, fail("Couldn't listen to port %d", port)
+		return nil, fail("Couldn't listen to port %d", port)
 	}
 	conn, err := ln.Accept()
 	ln.Close()
 	if err != nil {
-		return dest{}, fail("accept() failed")
+		return nil, fail("accept() failed")
 	}
 	defer conn.Close()
-	msg := make([]byte, msgLen)
-	if n, err := io.ReadFull(conn, msg); err != nil {
-		return dest{}, fail("%d/%d: Couldn't read remote address", n, msgLen)
+	var rem []dest
+	if k == SRQ {
+		if rem, err = readRecords(conn, maxQP); err != nil {
+			return nil, err
+		}
+	} else {
+		msg := make([]byte, msgLen)
+		if n, err := io.ReadFull(conn, msg); err != nil {
+			return nil, fail("%d/%d: Couldn't read remote address", n, msgLen)
+		}
+		rem = []dest{decode(msg)}
 	}
-	rem := decode(msg)
 	if err := connect(rem); err != nil {
-		return dest{}, fmt.Errorf("%w\nCouldn't connect to remote QP", err)
+		return nil, fmt.Errorf("%w\nCouldn't connect to remote QP", err)
 	}
-	if _, err := conn.Write(my.encode()); err != nil {
-		return dest{}, fail("Couldn't send/recv local address")
+	sendErr := "Couldn't send/recv local address"
+	if k == SRQ {
+		sendErr = "Couldn't send local address"
+	}
+	for _, d := range padded(k, my) {
+		if _, err := conn.Write(d.encode()); err != nil {
+			return nil, fail("%s", sendErr)
+		}
 	}
 	done := make([]byte, 5)
 	if _, err := io.ReadFull(conn, done); err != nil {
-		return dest{}, fail("Couldn't send/recv local address")
+		if k == SRQ {
+			// srq_pingpong's perror after a short read of "done".
+			return nil, fail("client write: %s", errText(err))
+		}
+		return nil, fail("%s", sendErr)
 	}
 	return rem, nil
+}
+
+// errText is the strerror a C program's perror would print after err: a
+// short read (EOF) leaves errno 0, "Success".
+func errText(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		s := errno.Error() // strerror's words, but for the capital
+		return strings.ToUpper(s[:1]) + s[1:]
+	}
+	return "Success"
 }

@@ -1,7 +1,10 @@
 package pingpong
 
 import (
+	"net"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rdmastack/rdmastack/ib"
 )
@@ -34,4 +37,78 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("%+v re-decodes as %+v", d, d2)
 		}
 	})
+}
+
+// TestExchangeSRQ: srq_pingpong's exchange over loopback TCP, each side
+// sending maxQP records (zero records past its QPs), the server
+// connecting between its reads and its writes; a client gone mid-way is
+// an error, not a wait for ever.
+func TestExchangeSRQ(t *testing.T) {
+	if got, want := string(dest{}.encode()), "0000:000000:000000:00000000000000000000000000000000\x00"; got != want {
+		t.Fatalf("zero record %q, want %q", got, want)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	srv := []dest{{lid: 1, qpn: 0x11, psn: 0x111}, {lid: 1, qpn: 0x12, psn: 0x112}}
+	cli := []dest{{lid: 2, qpn: 0x21, psn: 0x221}, {lid: 2, qpn: 0x22, psn: 0x222}}
+	type res struct {
+		rem []dest
+		err error
+	}
+	sc := make(chan res, 1)
+	connected := false
+	go func() {
+		rem, err := serverExchange(SRQ, port, srv, func(d []dest) error { connected = len(d) == maxQP; return nil })
+		sc <- res{rem, err}
+	}()
+	var crem []dest
+	for try := 0; ; try++ {
+		if crem, err = clientExchange(SRQ, "127.0.0.1", port, cli); err == nil || try == 100 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := <-sc
+	if s.err != nil || !connected {
+		t.Fatalf("server: %v (connected: %v)", s.err, connected)
+	}
+	if len(s.rem) != maxQP || len(crem) != maxQP || s.rem[1] != cli[1] || crem[1] != srv[1] || s.rem[2] != (dest{}) || crem[255] != (dest{}) {
+		t.Fatalf("server got %d records (%+v), client %d (%+v)", len(s.rem), s.rem[:3], len(crem), crem[:3])
+	}
+
+	// A client that leaves after 10 records.
+	go func() {
+		_, err := serverExchange(SRQ, port, srv, func([]dest) error { return nil })
+		sc <- res{nil, err}
+	}()
+	var conn net.Conn
+	for try := 0; try < 100; try++ {
+		if conn, err = net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		conn.Write(dest{}.encode())
+	}
+	conn.Write([]byte("0000:"))
+	conn.Close()
+	select {
+	case s := <-sc:
+		if s.err == nil || s.err.Error() != "5/52: Couldn't read remote address [10]" {
+			t.Fatalf("server after a client left: %v", s.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server waits for a client that left")
+	}
 }

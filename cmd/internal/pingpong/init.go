@@ -1,6 +1,7 @@
 package pingpong
 
 import (
+	"fmt"
 	"os"
 	"time"
 
@@ -22,9 +23,11 @@ func (p *pp) init(dev uverbs.Device) error {
 	if p.buf, err = membuf.New(max(bufLen, 1)); err != nil {
 		return fail("Couldn't allocate work buf.")
 	}
-	b := p.buf.Bytes()
-	for i := range b {
-		b[i] = 0x7b
+	if c.Kind != SRQ { // srq_pingpong's buffer starts zeroed
+		b := p.buf.Bytes()
+		for i := range b {
+			b[i] = 0x7b
+		}
 	}
 	if p.ctx, err = uverbs.Open(dev); err != nil {
 		return fail("Couldn't get context for %s", dev.Name)
@@ -46,6 +49,17 @@ func (p *pp) init(dev uverbs.Device) error {
 	}
 	if p.pd, err = p.ctx.AllocPD(); err != nil {
 		return fail("Couldn't allocate PD")
+	}
+	if c.Kind == SRQ && c.ODP {
+		attr, err := p.ctx.QueryDevice()
+		if err != nil {
+			return fail("Couldn't query device for its features")
+		}
+		const want = uverbs.ODPSupportSend | uverbs.ODPSupportSRQRecv
+		if attr.ODP.General&uverbs.ODPSupport == 0 || attr.ODP.RC&want != want {
+			return fail("The device isn't ODP capable or does not support RC send, receive and srq with ODP")
+		}
+		return fail("on-demand paging is not supported by this program")
 	}
 	if c.Kind == RC && (c.ODP || c.Timestamps || c.DM) {
 		attr, err := p.ctx.QueryDevice()
@@ -71,23 +85,31 @@ func (p *pp) init(dev uverbs.Device) error {
 	if p.mr, err = p.buf.Register(p.pd, uverbs.AccessLocalWrite); err != nil {
 		return fail("Couldn't register MR")
 	}
-	if p.cq, err = p.ctx.CreateCQ(uverbs.CQAttr{CQE: c.RxDepth + 1, CompChannel: p.ch}); err != nil {
+	if p.cq, err = p.ctx.CreateCQ(uverbs.CQAttr{CQE: c.RxDepth + c.NumQP, CompChannel: p.ch}); err != nil {
 		return fail("Couldn't create CQ: %v", err)
 	}
-	typ := ib.QPTypeRC
-	if c.Kind == UD {
-		typ = ib.QPTypeUD
-	}
-	if p.qp, err = p.pd.CreateQP(uverbs.QPInit{Type: typ, SendCQ: p.cq, RecvCQ: p.cq,
-		Cap: uverbs.QPCap{MaxSendWR: 1, MaxRecvWR: uint32(c.RxDepth), MaxSendSGE: 1, MaxRecvSGE: 1}}); err != nil {
-		return fail("Couldn't create QP: %v", err)
+	init := uverbs.QPInit{Type: c.Kind.qpType(), SendCQ: p.cq, RecvCQ: p.cq,
+		Cap: uverbs.QPCap{MaxSendWR: 1, MaxRecvWR: uint32(c.RxDepth), MaxSendSGE: 1, MaxRecvSGE: 1}}
+	if c.Kind == SRQ {
+		if p.srq, err = p.pd.CreateSRQ(uverbs.SRQAttr{MaxWR: uint32(c.RxDepth), MaxSGE: 1}); err != nil {
+			return fail("Couldn't create SRQ")
+		}
+		init.SRQ, init.Cap.MaxRecvWR, init.Cap.MaxRecvSGE = p.srq, 0, 0
 	}
 	p.flags = uverbs.SendSignaled
-	if p.qp.Cap().MaxInlineData >= uint32(c.Size) {
-		p.flags |= uverbs.SendInline
+	p.qps = make([]*uverbs.QP, c.NumQP)
+	for i := range p.qps {
+		if p.qps[i], err = p.pd.CreateQP(init); err != nil {
+			return fail("Couldn't create %s: %v", p.qpName(i), err)
+		}
+		if p.qps[i].Cap().MaxInlineData >= uint32(c.Size) {
+			p.flags |= uverbs.SendInline
+		}
 	}
-	if err := p.qp.Init(uverbs.ConnectOptions{Port: uint8(c.IBPort), QKey: qkey}); err != nil {
-		return fail("Failed to modify QP to INIT")
+	for i, qp := range p.qps {
+		if err := qp.Init(uverbs.ConnectOptions{Port: uint8(c.IBPort), QKey: qkey}); err != nil {
+			return fail("Failed to modify %s to INIT", p.qpName(i))
+		}
 	}
 	if c.Kind == UD {
 		if p.mirror, err = ah.NewMirror(p.ctx); err != nil {
@@ -116,4 +138,24 @@ func pollTime() time.Duration {
 		return 0
 	}
 	return d
+}
+
+// qpType is the kind's transport.
+func (k Kind) qpType() ib.QPType {
+	switch k {
+	case UD:
+		return ib.QPTypeUD
+	case UC:
+		return ib.QPTypeUC
+	}
+	return ib.QPTypeRC
+}
+
+// qpName names QP i in messages as the kind's program does: srq_pingpong
+// numbers its QPs.
+func (p *pp) qpName(i int) string {
+	if p.c.Kind == SRQ {
+		return fmt.Sprintf("QP[%d]", i)
+	}
+	return "QP"
 }

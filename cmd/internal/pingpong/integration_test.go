@@ -2,17 +2,23 @@ package pingpong
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rdmastack/rdmastack/device"
 	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/nldev"
+	"github.com/rdmastack/rdmastack/uverbs"
 )
 
 // side is one end of a pingpong: ours (in-process) or rdma-core's.
@@ -85,30 +91,51 @@ var (
 
 // result is a side's parsed output.
 type result struct {
-	local, remote []string // LID, QPN, PSN, GID
+	local, remote [][]string // per QP: LID, QPN, PSN, GID
 	usecPerIter   float64
 }
 
-func parseOutput(t testing.TB, who, out string, size, iters int) result {
+// parseOutput parses the output of a run over nqp QPs: a local address
+// line for each, a remote one for each, and the two result lines.
+func parseOutput(t testing.TB, who, out string, nqp, size, iters int) result {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%s: %d lines of output, want 4:\n%s", who, len(lines), out)
+	if len(lines) != 2*nqp+2 {
+		t.Fatalf("%s: %d lines of output, want %d:\n%s", who, len(lines), 2*nqp+2, out)
 	}
 	var r result
-	m := localRE.FindStringSubmatch(lines[0])
-	m2 := remoteRE.FindStringSubmatch(lines[1])
-	b := bytesRE.FindStringSubmatch(lines[2])
-	it := itersRE.FindStringSubmatch(lines[3])
-	if m == nil || m2 == nil || b == nil || it == nil {
+	for i := range nqp {
+		m := localRE.FindStringSubmatch(lines[i])
+		m2 := remoteRE.FindStringSubmatch(lines[nqp+i])
+		if m == nil || m2 == nil {
+			t.Fatalf("%s: output not in rdma-core's format:\n%s", who, out)
+		}
+		r.local, r.remote = append(r.local, m[1:]), append(r.remote, m2[1:])
+	}
+	b := bytesRE.FindStringSubmatch(lines[2*nqp])
+	it := itersRE.FindStringSubmatch(lines[2*nqp+1])
+	if b == nil || it == nil {
 		t.Fatalf("%s: output not in rdma-core's format:\n%s", who, out)
 	}
 	if b[1] != strconv.Itoa(size*iters*2) || it[1] != strconv.Itoa(iters) {
 		t.Fatalf("%s: %s bytes / %s iters, want %d / %d", who, b[1], it[1], size*iters*2, iters)
 	}
-	r.local, r.remote = m[1:], m2[1:]
 	r.usecPerIter, _ = strconv.ParseFloat(it[2], 64)
 	return r
+}
+
+// numQP is how many QPs a run of kind with extra's flags has.
+func numQP(kind Kind, extra []string) int {
+	if kind != SRQ {
+		return 1
+	}
+	n := 16
+	for i, a := range extra {
+		if a == "-q" && i+1 < len(extra) {
+			n, _ = strconv.Atoi(extra[i+1])
+		}
+	}
+	return n
 }
 
 // pingpong runs server and client on rxe0 (the client connects to
@@ -129,45 +156,57 @@ func pingpong(t testing.TB, server, client side, size, iters int, extra ...strin
 		if errS != nil || errC != nil {
 			t.Fatalf("%v server: %v\n%s\n%v client: %v\n%s", server, errS, outS, client, errC, outC)
 		}
-		rs := parseOutput(t, server.String()+" server", outS, size, iters)
-		rc := parseOutput(t, client.String()+" client", outC, size, iters)
-		for i := range rs.local {
-			if rs.local[i] != rc.remote[i] || rc.local[i] != rs.remote[i] {
+		nqp := numQP(server.kind, extra)
+		rs := parseOutput(t, server.String()+" server", outS, nqp, size, iters)
+		rc := parseOutput(t, client.String()+" client", outC, nqp, size, iters)
+		for q := range nqp {
+			if !slices.Equal(rs.local[q], rc.remote[q]) || !slices.Equal(rc.local[q], rs.remote[q]) {
 				t.Fatalf("the two sides disagree on the addresses:\nserver:\n%s\nclient:\n%s", outS, outC)
 			}
-		}
-		if rs.local[3] == "::" || rc.local[3] == "::" {
-			t.Fatalf("-g 1 gave no GID:\nserver:\n%s\nclient:\n%s", outS, outC)
+			if rs.local[q][3] == "::" || rc.local[q][3] == "::" {
+				t.Fatalf("-g 1 gave no GID:\nserver:\n%s\nclient:\n%s", outS, outC)
+			}
 		}
 		return rs, rc
 	}
 }
 
 func oracles(t testing.TB, kind Kind) (ours, theirs side) {
-	prog := "ibv_rc_pingpong"
-	if kind == UD {
-		prog = "ibv_ud_pingpong"
-	}
-	return side{kind: kind}, side{oracle: testenv.Oracle(t, prog), kind: kind}
+	return side{kind: kind}, side{oracle: testenv.Oracle(t, progs[kind]), kind: kind}
 }
 
-// TestIntegrationPingpong runs RC and UD pingpongs on rxe0 in event
-// mode: ours against ours, and against rdma-core's in both roles, from 1
-// byte to 64 KiB (UD: to the port MTU), with rdma-core's -c check of the
-// received pages.
+var kindNames = map[Kind]string{RC: "rc", UD: "ud", UC: "uc", SRQ: "srq"}
+
+// TestIntegrationPingpong runs RC, UC, UD and SRQ pingpongs on rxe0 in
+// event mode: ours against ours, and against rdma-core's in both roles,
+// from 1 byte to 64 KiB (UD: to the port MTU; UC, which loses a message
+// for good where a packet drops, to a few packets), SRQ over 1, 16 and
+// 64 QPs, with rdma-core's -c check of the received pages. Nothing of
+// ours is left behind.
 func TestIntegrationPingpong(t *testing.T) {
 	testenv.RequireRDMA(t)
-	for _, kind := range []Kind{RC, UD} {
+	checkNoLeaks(t)
+	for _, kind := range []Kind{RC, UD, UC, SRQ} {
 		ours, theirs := oracles(t, kind)
-		sizes := []int{1, 4096, 65536}
-		if kind == UD {
-			sizes = []int{1, 1024}
+		type run struct {
+			size  int
+			extra []string
 		}
-		name := map[Kind]string{RC: "rc", UD: "ud"}[kind]
-		for _, size := range sizes {
+		var runs []run
+		switch kind {
+		case RC:
+			runs = []run{{1, nil}, {4096, nil}, {65536, nil}}
+		case UD:
+			runs = []run{{1, nil}, {1024, nil}}
+		case UC:
+			runs = []run{{1, nil}, {4096, nil}}
+		case SRQ:
+			runs = []run{{1, nil}, {4096, []string{"-q", "1"}}, {64, []string{"-q", "64"}}}
+		}
+		for _, r := range runs {
 			for _, pair := range [][2]side{{ours, ours}, {theirs, ours}, {ours, theirs}} {
-				t.Run(fmt.Sprintf("%s/%d/%v-%v", name, size, pair[0], pair[1]), func(t *testing.T) {
-					pingpong(t, pair[0], pair[1], size, 200, "-e", "-r", "100")
+				t.Run(fmt.Sprintf("%s/%d%s/%v-%v", kindNames[kind], r.size, strings.Join(r.extra, ""), pair[0], pair[1]), func(t *testing.T) {
+					pingpong(t, pair[0], pair[1], r.size, 200, append([]string{"-e", "-r", "100"}, r.extra...)...)
 				})
 			}
 		}
@@ -175,13 +214,163 @@ func TestIntegrationPingpong(t *testing.T) {
 }
 
 // TestIntegrationPingpongBusyPoll runs a short busy-polling pingpong
-// (about 8 ms a round trip under TCG) against rdma-core's.
+// (about 8 ms a round trip under TCG) against rdma-core's: RC and UD
+// with ours as the server, UC and SRQ in both roles.
 func TestIntegrationPingpongBusyPoll(t *testing.T) {
 	testenv.RequireRDMA(t)
-	for _, kind := range []Kind{RC, UD} {
+	checkNoLeaks(t)
+	for _, kind := range []Kind{RC, UD, UC, SRQ} {
 		ours, theirs := oracles(t, kind)
 		pingpong(t, ours, theirs, 64, 10)
+		if kind == UC || kind == SRQ {
+			pingpong(t, theirs, ours, 64, 10)
+		}
 	}
+}
+
+// TestIntegrationPingpongRefusals: for bad input on rxe0 ours prints
+// what rdma-core's program prints on stderr, and exits 1 as it does.
+func TestIntegrationPingpongRefusals(t *testing.T) {
+	testenv.RequireRDMA(t)
+	checkNoLeaks(t)
+	for _, tc := range []struct {
+		kind Kind
+		args []string
+	}{
+		{UC, []string{"-d", "nosuch0"}},
+		{UC, []string{"-d", "rxe0", "-g", "9999"}},
+		{UC, []string{"-d", "rxe0", "-i", "2"}},
+		{SRQ, []string{"-d", "nosuch0"}},
+		{SRQ, []string{"-d", "rxe0", "-r", "15"}},
+		{SRQ, []string{"-d", "rxe0", "-q", "256", "-r", "300"}},
+		{SRQ, []string{"-d", "rxe0", "-g", "9999"}},
+		{SRQ, []string{"-d", "rxe0", "-i", "2", "-q", "2"}},
+	} {
+		var wantOut, wantErr bytes.Buffer
+		cmd := exec.Command(testenv.Oracle(t, progs[tc.kind]), tc.args...)
+		cmd.Stdout, cmd.Stderr = &wantOut, &wantErr
+		err := cmd.Run()
+		var xe *exec.ExitError
+		if !errors.As(err, &xe) || xe.ExitCode() != 1 {
+			t.Fatalf("rdma-core's %s %q: %v, want exit status 1", progs[tc.kind], tc.args, err)
+		}
+		stdout, stderr, status := mainOutput(tc.kind, tc.args)
+		if status != 1 || stderr != wantErr.String() || stdout != wantOut.String() {
+			t.Errorf("%s %q: status %d, stderr %q, stdout %q; rdma-core's: status 1, stderr %q, stdout %q",
+				progs[tc.kind], tc.args, status, stderr, stdout, wantErr.String(), wantOut.String())
+		}
+	}
+}
+
+// TestIntegrationPingpongPeerGone: a peer killed mid-run (rdma-core's,
+// as server or client) ends ours with an error and exit status 1 where
+// rdma-core's would wait for ever: a failed completion where a send
+// was outstanding (RC retries run out), else the idle timeout.
+func TestIntegrationPingpongPeerGone(t *testing.T) {
+	testenv.RequireRDMA(t)
+	checkNoLeaks(t)
+	saved := idleTimeout
+	idleTimeout = 2 * time.Second
+	t.Cleanup(func() { idleTimeout = saved })
+	for _, tc := range []struct {
+		kind       Kind
+		oursServer bool
+		extra      []string
+	}{
+		{UC, false, []string{"-e"}},
+		{UC, true, nil},
+		{SRQ, false, nil},
+		{SRQ, true, []string{"-e", "-q", "4"}},
+		{RC, false, []string{"-e"}},
+	} {
+		t.Run(fmt.Sprintf("%s/oursServer=%v/%s", kindNames[tc.kind], tc.oursServer, strings.Join(tc.extra, "")), func(t *testing.T) {
+			port := int(nextPort.Add(1))
+			args := append([]string{"-d", "rxe0", "-g", "1", "-p", strconv.Itoa(port), "-n", "100000000", "-s", "64"}, tc.extra...)
+			theirArgs, ourArgs := args, append(args[:len(args):len(args)], "127.0.0.1")
+			if tc.oursServer {
+				theirArgs, ourArgs = ourArgs, args
+			}
+			var out testenv.Buffer
+			done := make(chan error, 1)
+			var cmd *exec.Cmd
+			if tc.oursServer {
+				go func() { done <- Main(&out, "ours", tc.kind, ourArgs) }()
+				if err := waitListen(port, 10*time.Second); err != nil {
+					t.Fatal(err)
+				}
+				cmd = testenv.Start(t, progs[tc.kind], theirArgs...)
+			} else {
+				cmd = testenv.Start(t, progs[tc.kind], theirArgs...)
+				if err := waitListen(port, 10*time.Second); err != nil {
+					t.Fatal(err)
+				}
+				go func() { done <- Main(&out, "ours", tc.kind, ourArgs) }()
+			}
+			testenv.WaitFor(t, "the exchange", func() bool { return strings.Contains(out.String(), "remote address") })
+			time.Sleep(300 * time.Millisecond) // mid-run
+			testenv.Stop(cmd)
+			select {
+			case err := <-done:
+				var ee *ExitError
+				if !errors.As(err, &ee) || !(strings.HasPrefix(ee.Msg, "Failed status ") ||
+					ee.Msg == "No completion for 2s: the peer is gone or a message was lost") {
+					t.Fatalf("ours after its peer went: %v, want a failed completion or the idle timeout\n%s", err, out.String())
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("ours still runs 20 s after its peer went:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// checkNoLeaks makes the test fail if what it ran left open fds,
+// goroutines or kernel objects on rxe0 (RDMA netlink's resource summary,
+// which counts rdma-core's processes' objects too until they end).
+func checkNoLeaks(t *testing.T) {
+	t.Helper()
+	// The device list's event sockets stay open for the process.
+	if _, err := device.List(); err != nil {
+		t.Fatal(err)
+	}
+	nl, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := uverbs.DeviceByName("rxe0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() (fds, goroutines int, objs map[nldev.ResourceType]uint64) {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		objs = map[nldev.ResourceType]uint64{}
+		s, err := nl.ResourceSummaryOf(d.Index)
+		if err != nil {
+			t.Errorf("resource summary: %v", err)
+		}
+		for _, c := range s.Counts {
+			objs[c.Type] = c.Count
+		}
+		return len(ents), runtime.NumGoroutine(), objs
+	}
+	more := func(objs, than map[nldev.ResourceType]uint64) bool {
+		for typ, n := range objs {
+			if n > than[typ] {
+				return true
+			}
+		}
+		return false
+	}
+	f0, g0, o0 := count()
+	t.Cleanup(func() {
+		defer nl.Close()
+		f, g, o := count()
+		for deadline := time.Now().Add(20 * time.Second); f > f0 || g > g0 || more(o, o0); f, g, o = count() {
+			if time.Now().After(deadline) {
+				t.Fatalf("left behind: fds %d→%d (%s), goroutines %d→%d, kernel objects %v→%v", f0, f, fdNames(), g0, g, o0, o)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 }
 
 // TestIntegrationPingpongErrors: rdma-core's error texts for what rxe
@@ -224,4 +413,15 @@ func waitListen(port int, d time.Duration) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return fmt.Errorf("nothing listens on port %d after %v", port, d)
+}
+
+// fdNames lists what the open fds are, for a leak's message.
+func fdNames() string {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	var names []string
+	for _, e := range ents {
+		l, _ := os.Readlink("/proc/self/fd/" + e.Name())
+		names = append(names, e.Name()+"="+l)
+	}
+	return strings.Join(names, " ")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/rdmastack/rdmastack/ah"
@@ -60,7 +61,9 @@ type pp struct {
 	buf     *membuf.Buffer
 	mr      *membuf.MR
 	cq      *uverbs.CQ
-	qp      *uverbs.QP
+	srq     *uverbs.SRQ  // SRQ: the receive queue all QPs share
+	qps     []*uverbs.QP // Config.NumQP of them
+	pending []int        // per QP: the work requests it waits for
 	mirror  *ah.Mirror
 	ah      *ah.AH
 	flags   uverbs.SendFlags
@@ -72,7 +75,15 @@ type pp struct {
 }
 
 func (p *pp) close() {
-	for _, c := range []interface{ Close() error }{p.ah, p.qp, p.cq, p.mr, p.pd, p.ch} {
+	if p.ah != nil {
+		p.ah.Close()
+	}
+	for _, qp := range p.qps {
+		if qp != nil {
+			qp.Close()
+		}
+	}
+	for _, c := range []interface{ Close() error }{p.srq, p.cq, p.mr, p.pd, p.ch} {
 		if c != nil && !isNil(c) {
 			c.Close()
 		}
@@ -87,9 +98,7 @@ func (p *pp) close() {
 
 func isNil(c interface{ Close() error }) bool {
 	switch v := c.(type) {
-	case *ah.AH:
-		return v == nil
-	case *uverbs.QP:
+	case *uverbs.SRQ:
 		return v == nil
 	case *uverbs.CQ:
 		return v == nil
@@ -103,14 +112,28 @@ func isNil(c interface{ Close() error }) bool {
 	return false
 }
 
+// idleTimeout ends a run in which no completion comes for that long: a
+// peer gone mid-run (or a lost UC message) leaves rdma-core's programs
+// waiting for ever.
+var idleTimeout = 10 * time.Second
+
 // Run runs one side of the pingpong.
 func Run(stdout io.Writer, c *Config) error {
-	if c.Kind == RC {
+	switch c.Kind {
+	case RC:
 		if c.ODP && c.DM {
 			return fail("DM memory region can't be on demand")
 		}
 		if !c.ODP && c.Prefetch {
 			return fail("prefetch is valid only with on-demand memory region")
+		}
+	case SRQ:
+		// Both unsigned ints there, printed with %d.
+		if uint32(c.NumQP) > uint32(c.RxDepth) {
+			return fail("rx_depth %d is too small for %d QPs -- must have at least one receive per QP.", int32(c.RxDepth), int32(c.NumQP))
+		}
+		if c.NumQP >= maxQP {
+			return fail("num_qp %d must be less than %d", int32(c.NumQP), maxQP-1)
 		}
 	}
 	snap, err := device.List()
@@ -149,60 +172,73 @@ func Run(stdout io.Writer, c *Config) error {
 	if err != nil {
 		return fail("Couldn't get port info")
 	}
-	my := dest{lid: int(port.LID), qpn: int(p.qp.Num()), psn: rand.IntN(1 << 24)}
-	if c.Kind == RC && port.LinkLayer != ib.LinkLayerEthernet && my.lid == 0 {
+	if c.Kind != UD && port.LinkLayer != ib.LinkLayerEthernet && port.LID == 0 {
 		return fail("Couldn't get local LID")
 	}
+	var gid ib.GID
 	if c.GIDIndex >= 0 {
 		g, err := p.ctx.QueryGID(c.IBPort, c.GIDIndex)
 		if err != nil {
-			if c.Kind == UD {
+			if c.Kind == UD || c.Kind == SRQ {
 				return fail("Could not get local gid for gid index %d", c.GIDIndex)
 			}
 			return fail("can't read sgid of index %d", c.GIDIndex)
 		}
-		my.gid = g.GID
+		gid = g.GID
 	}
 	sep := ","
 	if c.Kind == UD {
 		sep = ":" // rdma-core's ud_pingpong prints a colon here
 	}
-	fmt.Fprintf(stdout, "  local address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x%s GID %s\n", my.lid, my.qpn, my.psn, sep, my.gid)
+	my := make([]dest, c.NumQP)
+	for i, qp := range p.qps {
+		my[i] = dest{lid: int(port.LID), qpn: int(qp.Num()), psn: rand.IntN(1 << 24), gid: gid}
+		fmt.Fprintf(stdout, "  local address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x%s GID %s\n", my[i].lid, my[i].qpn, my[i].psn, sep, my[i].gid)
+	}
 
-	var rem dest
+	var rem []dest
 	if c.Server != "" {
-		rem, err = clientExchange(c.Server, c.Port, my)
+		rem, err = clientExchange(c.Kind, c.Server, c.Port, my)
 	} else {
-		rem, err = serverExchange(c.Port, my, func(d dest) error { return p.connect(my.psn, d) })
+		rem, err = serverExchange(c.Kind, c.Port, my, func(d []dest) error { return p.connect(my, d) })
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s\n", rem.lid, rem.qpn, rem.psn, rem.gid)
+	for _, r := range rem[:c.NumQP] {
+		fmt.Fprintf(stdout, "  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s\n", r.lid, r.qpn, r.psn, r.gid)
+	}
 	if c.Server != "" {
-		if err := p.connect(my.psn, rem); err != nil {
+		if err := p.connect(my, rem); err != nil {
 			return err
 		}
 	}
-	p.prepareSend(rem)
+	p.prepareSend(rem[0])
 
-	pending := recvWRID
+	p.pending = make([]int, c.NumQP)
+	for q := range p.pending {
+		p.pending[q] = recvWRID
+	}
 	if c.Server != "" {
 		if c.Validate {
 			p.markPages()
 		}
-		if err := p.qp.PostSend(&p.sendWR); err != nil {
-			return fail("Couldn't post send")
+		for q, qp := range p.qps {
+			if err := qp.PostSend(&p.sendWR); err != nil {
+				return fail("Couldn't post send")
+			}
+			p.pending[q] |= sendWRID
 		}
-		pending |= sendWRID
 	}
+	wd := startWatchdog(idleTimeout)
+	defer wd.stop()
 	start := time.Now()
 	rcnt, scnt, events := 0, 0, 0
-	var wc [2]uverbs.WC
+	wc := make([]uverbs.WC, p.pollDepth())
 	for rcnt < c.Iters || scnt < c.Iters {
 		if c.Events {
-			if ev, err := p.ch.GetEvent(context.Background()); err != nil || ev != p.cq {
-				return fail("Failed to get cq_event")
+			if ev, err := p.ch.GetEvent(wd.ctx); err != nil || ev != p.cq {
+				return wd.fail("Failed to get cq_event")
 			}
 			events++
 			if err := p.cq.RequestNotify(false); err != nil {
@@ -211,12 +247,18 @@ func Run(stdout io.Writer, c *Config) error {
 		}
 		var ne int
 		for {
-			if ne, err = p.cq.Poll(wc[:]); err != nil {
+			if ne, err = p.cq.Poll(wc); err != nil {
 				return fail("poll CQ failed %d", -1)
 			}
 			if c.Events || ne > 0 {
 				break
 			}
+			if wd.fired.Load() {
+				return wd.fail("")
+			}
+		}
+		if ne > 0 {
+			wd.progress.Add(1)
 		}
 		for i := 0; i < ne; i++ {
 			w := &wc[i]
@@ -227,11 +269,16 @@ func Run(stdout io.Writer, c *Config) error {
 				}
 				return fail("%s", msg)
 			}
+			q, err := p.qpIndex(w)
+			if err != nil {
+				return err
+			}
 			switch w.ID {
 			case sendWRID:
 				scnt++
 			case recvWRID:
-				if routs--; routs <= 1 {
+				// rdma-core's threshold is one receive per QP.
+				if routs--; routs <= c.NumQP {
 					routs += p.postRecv(c.RxDepth - routs)
 					if routs < c.RxDepth {
 						return fail("Couldn't post receive (%d)", routs)
@@ -241,12 +288,12 @@ func Run(stdout io.Writer, c *Config) error {
 			default:
 				return fail("Completion for unknown wr_id %d", int(w.ID))
 			}
-			pending &^= int(w.ID)
-			if scnt < c.Iters && pending == 0 {
-				if err := p.qp.PostSend(&p.sendWR); err != nil {
+			p.pending[q] &^= int(w.ID)
+			if scnt < c.Iters && p.pending[q] == 0 {
+				if err := p.qps[q].PostSend(&p.sendWR); err != nil {
 					return fail("Couldn't post send")
 				}
-				pending = recvWRID | sendWRID
+				p.pending[q] = recvWRID | sendWRID
 			}
 		}
 	}
@@ -261,11 +308,94 @@ func Run(stdout io.Writer, c *Config) error {
 	return nil
 }
 
+// pollDepth is how many completions one poll takes: rdma-core's
+// programs poll 2, srq_pingpong a receive queue's and every QP's send.
+func (p *pp) pollDepth() int {
+	if p.c.Kind == SRQ {
+		return p.c.NumQP + p.c.RxDepth
+	}
+	return 2
+}
+
+// qpIndex is the index of the QP a completion is for: srq_pingpong looks
+// its number up, the others have one QP.
+func (p *pp) qpIndex(w *uverbs.WC) (int, error) {
+	if p.c.Kind != SRQ {
+		return 0, nil
+	}
+	for q, qp := range p.qps {
+		if qp.Num() == w.QPNum {
+			return q, nil
+		}
+	}
+	return 0, fail("Couldn't find QPN %06x", w.QPNum)
+}
+
+// watchdog notices a run that makes no progress for its idle time: it
+// cancels ctx (ending a wait for an event) and sets fired (which a busy
+// poll checks). The loop counts progress; stop ends the watch.
+type watchdog struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	idle     time.Duration
+	progress atomic.Uint64
+	fired    atomic.Bool
+	done     chan struct{}
+}
+
+func startWatchdog(idle time.Duration) *watchdog {
+	w := &watchdog{idle: idle, done: make(chan struct{})}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	go w.watch()
+	return w
+}
+
+func (w *watchdog) watch() {
+	defer close(w.done)
+	t := time.NewTimer(w.idle)
+	defer t.Stop()
+	var last uint64
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n := w.progress.Load(); n != last {
+			last = n
+			t.Reset(w.idle)
+			continue
+		}
+		w.fired.Store(true)
+		w.cancel()
+		return
+	}
+}
+
+func (w *watchdog) stop() {
+	w.cancel()
+	<-w.done
+}
+
+// fail is the run's error once the watchdog fired, else msg's.
+func (w *watchdog) fail(msg string) error {
+	if w.fired.Load() {
+		return fail("No completion for %v: the peer is gone or a message was lost", w.idle)
+	}
+	return fail("%s", msg)
+}
+
 // postRecv posts up to n receives of the whole buffer and returns how
 // many it posted.
 func (p *pp) postRecv(n int) int {
 	for i := 0; i < n; i++ {
-		if p.qp.PostRecv(&p.recvWR) != nil {
+		var err error
+		if p.srq != nil {
+			err = p.srq.PostRecv(&p.recvWR)
+		} else {
+			err = p.qps[0].PostRecv(&p.recvWR)
+		}
+		if err != nil {
 			return i
 		}
 	}
@@ -292,20 +422,24 @@ func (p *pp) checkPages(w io.Writer) {
 
 var pageSize = 4096
 
-// connect takes the QP to RTS towards d (UD: creates the AH).
-func (p *pp) connect(myPSN int, d dest) error {
+// connect takes the QPs to RTS towards the peer's (UD: creates the AH).
+// All take the route of the peer's first record, as srq_pingpong's do.
+func (p *pp) connect(my, rem []dest) error {
 	c := p.c
+	d := rem[0]
 	global := !isZero(d.gid[8:])
-	o := uverbs.ConnectOptions{Port: uint8(c.IBPort), SGIDIndex: uint8(c.GIDIndex), PSN: uint32(myPSN), MTU: c.MTU, SL: uint8(c.SL)}
-	peer := uverbs.Peer{QPN: uint32(d.qpn), PSN: uint32(d.psn), LID: uint16(d.lid)}
-	if global {
-		peer.GID = d.gid
-	}
-	if err := p.qp.ReadyToReceive(o, peer); err != nil {
-		return fail("Failed to modify QP to RTR")
-	}
-	if err := p.qp.ReadyToSend(o); err != nil {
-		return fail("Failed to modify QP to RTS")
+	for i, qp := range p.qps {
+		o := uverbs.ConnectOptions{Port: uint8(c.IBPort), SGIDIndex: uint8(c.GIDIndex), PSN: uint32(my[i].psn), MTU: c.MTU, SL: uint8(c.SL)}
+		peer := uverbs.Peer{QPN: uint32(rem[i].qpn), PSN: uint32(rem[i].psn), LID: uint16(rem[i].lid)}
+		if global {
+			peer.GID = d.gid
+		}
+		if err := qp.ReadyToReceive(o, peer); err != nil {
+			return fail("Failed to modify %s to RTR", p.qpName(i))
+		}
+		if err := qp.ReadyToSend(o); err != nil {
+			return fail("Failed to modify %s to RTS", p.qpName(i))
+		}
 	}
 	if c.Kind != UD {
 		return nil

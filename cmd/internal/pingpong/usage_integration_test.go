@@ -9,13 +9,13 @@ import (
 )
 
 // TestIntegrationUsage: an unknown option gives rdma-core's usage text and
-// a failure, for both programs.
+// a failure, for each program.
 func TestIntegrationUsage(t *testing.T) {
 	testenv.RequireRDMA(t)
 	for _, prog := range []struct {
 		name string
 		mode Kind
-	}{{"ibv_rc_pingpong", RC}, {"ibv_ud_pingpong", UD}} {
+	}{{"ibv_rc_pingpong", RC}, {"ibv_ud_pingpong", UD}, {"ibv_uc_pingpong", UC}, {"ibv_srq_pingpong", SRQ}} {
 		oracle := testenv.Oracle(t, prog.name)
 		var want bytes.Buffer
 		cmd := exec.Command(oracle, "-h")

@@ -1,0 +1,20 @@
+// Command ibv_uc_pingpong is a static drop-in for rdma-core's program of
+// the same name: a ping-pong over a UC QP, with the same flags, the same
+// out-of-band TCP exchange and the same output, so that either side may be
+// rdma-core's. It runs on Soft-RoCE (rxe) through package uverbs' pure-Go
+// data path; see cmd/internal/pingpong.
+package main
+
+import (
+	"io"
+	"os"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/cmd/internal/pingpong"
+)
+
+func main() { cmnode.Exit(os.Stderr, run(os.Stdout, os.Args[1:])) }
+
+func run(stdout io.Writer, args []string) error {
+	return pingpong.Main(stdout, "ibv_uc_pingpong", pingpong.UC, args)
+}
