@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
 )
@@ -118,28 +118,9 @@ func checkSysfs(t *testing.T, d Device) {
 // TestIntegrationListEmptyNamespace: a namespace that sees no device (exclusive
 // mode) gets an empty snapshot, not an error.
 func TestIntegrationListEmptyNamespace(t *testing.T) {
-	testenv.RequireRDMA(t)
-	c, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() }) // after the restore below: cleanups run last-in first-out
-	sys, err := c.System()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.SetNetnsMode(nldev.NetnsExclusive); err != nil {
-		t.Fatalf("exclusive mode: %v", err)
-	}
-	t.Cleanup(func() {
-		testenv.Eventually(t, 10*time.Second, "restore netns mode", func(err error) bool { return errors.Is(err, unix.EBUSY) },
-			func() error { return c.SetNetnsMode(sys.NetnsMode) })
-	})
 	// List joins the netlink view of the namespace first: in a namespace
 	// that sees no device, the snapshot is empty.
-	ip := testenv.Oracle(t, "ip")
-	testenv.Run(t, ip, "netns", "add", "rdmstdevns")
-	t.Cleanup(func() { testenv.Run(t, ip, "netns", "del", "rdmstdevns") })
+	rxetest.ExclusiveNetns(t, "rdmstdevns")
 	f, err := os.Open("/run/netns/rdmstdevns")
 	if err != nil {
 		t.Fatal(err)

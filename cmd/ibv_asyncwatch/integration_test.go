@@ -15,8 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/rdmastack/rdmastack/internal/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
 )
@@ -337,26 +336,7 @@ func TestIntegrationBadDevice(t *testing.T) {
 // (exclusive mode), both fail with an empty name; measured on 6.1, where
 // rdma-core's device list is empty rather than failed.
 func TestIntegrationNoDevice(t *testing.T) {
-	testenv.RequireRDMA(t)
-	c, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() }) // after the restore below: cleanups run last-in first-out
-	sys, err := c.System()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.SetNetnsMode(nldev.NetnsExclusive); err != nil {
-		t.Fatalf("exclusive mode: %v", err)
-	}
-	t.Cleanup(func() {
-		testenv.Eventually(t, 10*time.Second, "restore netns mode", func(err error) bool { return errors.Is(err, unix.EBUSY) },
-			func() error { return c.SetNetnsMode(sys.NetnsMode) })
-	})
-	ip := testenv.Oracle(t, "ip")
-	testenv.Run(t, ip, "netns", "add", "rdmstawns")
-	t.Cleanup(func() { testenv.Run(t, ip, "netns", "del", "rdmstawns") })
+	ip := rxetest.ExclusiveNetns(t, "rdmstawns")
 	wrap := []string{ip, "netns", "exec", "rdmstawns"}
 	if got, want := runBoth(t, wrap), "IB device  not found\n"; got != want {
 		t.Errorf("no device: rdma-core's stderr %q, want %q", got, want)

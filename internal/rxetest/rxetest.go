@@ -5,9 +5,13 @@
 package rxetest
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/internal/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
@@ -56,4 +60,33 @@ func Devices(t testing.TB) []nldev.Device {
 		t.Fatalf("devices: %v %v", devs, err)
 	}
 	return devs
+}
+
+// ExclusiveNetns puts RDMA netlink's namespace mode in exclusive (restored
+// at cleanup, when the kernel allows it again) and adds a network namespace
+// called name (deleted at cleanup), which then sees no RDMA device. It
+// returns the path of iproute2's ip, for `ip netns exec name ...`.
+func ExclusiveNetns(t testing.TB, name string) (ip string) {
+	t.Helper()
+	testenv.RequireRDMA(t)
+	c, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() }) // after the restore below: cleanups run last-in first-out
+	sys, err := c.System()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetNetnsMode(nldev.NetnsExclusive); err != nil {
+		t.Fatalf("exclusive mode: %v", err)
+	}
+	t.Cleanup(func() {
+		testenv.Eventually(t, 10*time.Second, "restore netns mode", func(err error) bool { return errors.Is(err, unix.EBUSY) },
+			func() error { return c.SetNetnsMode(sys.NetnsMode) })
+	})
+	ip = testenv.Oracle(t, "ip")
+	testenv.Run(t, ip, "netns", "add", name)
+	t.Cleanup(func() { testenv.Run(t, ip, "netns", "del", name) })
+	return ip
 }
