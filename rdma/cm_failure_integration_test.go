@@ -3,15 +3,12 @@ package rdma
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/netip"
-	"os"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/rdmastack/rdmastack/ib"
-	"github.com/rdmastack/rdmastack/nldev"
+	"github.com/rdmastack/rdmastack/internal/rxetest"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
@@ -23,43 +20,7 @@ import (
 func checkNoLeaks(t *testing.T, dev *uint32) {
 	t.Helper()
 	FreeDevices(mustGetDevices(t)) // the device cache's contexts are opened once per process
-	nl, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := func() (fds, goroutines int, objs map[nldev.ResourceType]uint64) {
-		ents, _ := os.ReadDir("/proc/self/fd")
-		objs = map[nldev.ResourceType]uint64{}
-		if dev != nil {
-			s, err := nl.ResourceSummaryOf(*dev)
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("resource summary: %v", err)
-			}
-			for _, c := range s.Counts {
-				objs[c.Type] = c.Count
-			}
-		}
-		return len(ents), runtime.NumGoroutine(), objs
-	}
-	more := func(objs, than map[nldev.ResourceType]uint64) bool {
-		for typ, n := range objs {
-			if n > than[typ] {
-				return true
-			}
-		}
-		return false
-	}
-	f0, g0, o0 := count()
-	t.Cleanup(func() {
-		defer nl.Close()
-		f, g, o := count()
-		for deadline := time.Now().Add(20 * time.Second); f > f0 || g > g0 || more(o, o0); f, g, o = count() {
-			if time.Now().After(deadline) {
-				t.Fatalf("left behind: fds %d→%d, goroutines %d→%d, kernel objects %v→%v", f0, f, g0, g, o0, o)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
+	rxetest.NoLeaks(t, dev)
 }
 
 // TestIntegrationCMBacklog: a listener with backlog 1 and two requests

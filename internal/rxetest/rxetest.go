@@ -8,6 +8,9 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"os"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,4 +92,64 @@ func ExclusiveNetns(t testing.TB, name string) (ip string) {
 	testenv.Run(t, ip, "netns", "add", name)
 	t.Cleanup(func() { testenv.Run(t, ip, "netns", "del", name) })
 	return ip
+}
+
+// NoLeaks registers a cleanup that runs after every cleanup registered
+// later (the test's own): within 20 s the process's fds and goroutines,
+// and, unless dev is nil, the kernel objects on device dev (RDMA netlink's
+// resource summary: the cm_ids, QPs, CQs, PDs, MRs and the rest that
+// `rdma resource` counts, other processes' included), must be back to what
+// they were when NoLeaks was called, or the test fails naming what is
+// left. What the process keeps open for good (device caches, event
+// sockets) must be opened before the call.
+func NoLeaks(t testing.TB, dev *uint32) {
+	t.Helper()
+	nl, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() (fds, goroutines int, objs map[nldev.ResourceType]uint64) {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		objs = map[nldev.ResourceType]uint64{}
+		if dev != nil {
+			s, err := nl.ResourceSummaryOf(*dev)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("resource summary: %v", err)
+			}
+			for _, c := range s.Counts {
+				objs[c.Type] = c.Count
+			}
+		}
+		return len(ents), runtime.NumGoroutine(), objs
+	}
+	more := func(objs, than map[nldev.ResourceType]uint64) bool {
+		for typ, n := range objs {
+			if n > than[typ] {
+				return true
+			}
+		}
+		return false
+	}
+	f0, g0, o0 := count()
+	t.Cleanup(func() {
+		defer nl.Close()
+		f, g, o := count()
+		for deadline := time.Now().Add(20 * time.Second); f > f0 || g > g0 || more(o, o0); f, g, o = count() {
+			if time.Now().After(deadline) {
+				t.Fatalf("left behind: fds %d→%d (%s), goroutines %d→%d, kernel objects %v→%v", f0, f, fdNames(), g0, g, o0, o)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}
+
+// fdNames lists the process's open fds and what they are.
+func fdNames() string {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	var names []string
+	for _, e := range ents {
+		l, _ := os.Readlink("/proc/self/fd/" + e.Name())
+		names = append(names, e.Name()+"="+l)
+	}
+	return strings.Join(names, " ")
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,8 +15,8 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/device"
+	"github.com/rdmastack/rdmastack/internal/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
-	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
@@ -332,45 +331,11 @@ func checkNoLeaks(t *testing.T) {
 	if _, err := device.List(); err != nil {
 		t.Fatal(err)
 	}
-	nl, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
 	d, err := uverbs.DeviceByName("rxe0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := func() (fds, goroutines int, objs map[nldev.ResourceType]uint64) {
-		ents, _ := os.ReadDir("/proc/self/fd")
-		objs = map[nldev.ResourceType]uint64{}
-		s, err := nl.ResourceSummaryOf(d.Index)
-		if err != nil {
-			t.Errorf("resource summary: %v", err)
-		}
-		for _, c := range s.Counts {
-			objs[c.Type] = c.Count
-		}
-		return len(ents), runtime.NumGoroutine(), objs
-	}
-	more := func(objs, than map[nldev.ResourceType]uint64) bool {
-		for typ, n := range objs {
-			if n > than[typ] {
-				return true
-			}
-		}
-		return false
-	}
-	f0, g0, o0 := count()
-	t.Cleanup(func() {
-		defer nl.Close()
-		f, g, o := count()
-		for deadline := time.Now().Add(20 * time.Second); f > f0 || g > g0 || more(o, o0); f, g, o = count() {
-			if time.Now().After(deadline) {
-				t.Fatalf("left behind: fds %d→%d (%s), goroutines %d→%d, kernel objects %v→%v", f0, f, fdNames(), g0, g, o0, o)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
+	rxetest.NoLeaks(t, &d.Index)
 }
 
 // TestIntegrationPingpongErrors: rdma-core's error texts for what rxe
@@ -413,15 +378,4 @@ func waitListen(port int, d time.Duration) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return fmt.Errorf("nothing listens on port %d after %v", port, d)
-}
-
-// fdNames lists what the open fds are, for a leak's message.
-func fdNames() string {
-	ents, _ := os.ReadDir("/proc/self/fd")
-	var names []string
-	for _, e := range ents {
-		l, _ := os.Readlink("/proc/self/fd/" + e.Name())
-		names = append(names, e.Name()+"="+l)
-	}
-	return strings.Join(names, " ")
 }
