@@ -32,6 +32,17 @@ func Responsiveness(t testing.TB, start func()) (sleep, gc time.Duration) {
 	for range 3 {
 		runtime.GC()
 	}
+	sleep = sleepMedian()
+	for range 3 {
+		t0 := time.Now()
+		runtime.GC()
+		gc = max(gc, time.Since(t0))
+	}
+	return sleep, gc
+}
+
+// sleepMedian is the median time a time.Sleep(1ms) takes, of SleepRounds.
+func sleepMedian() time.Duration {
 	d := make([]time.Duration, SleepRounds)
 	for i := range d {
 		t0 := time.Now()
@@ -39,13 +50,7 @@ func Responsiveness(t testing.TB, start func()) (sleep, gc time.Duration) {
 		d[i] = time.Since(t0)
 	}
 	slices.Sort(d)
-	sleep = d[len(d)/2]
-	for range 3 {
-		t0 := time.Now()
-		runtime.GC()
-		gc = max(gc, time.Since(t0))
-	}
-	return sleep, gc
+	return d[len(d)/2]
 }
 
 // raceSlowdown is how much the race detector may stretch the bounds: a

@@ -3,7 +3,6 @@ package testenv
 import (
 	"runtime"
 	"runtime/metrics"
-	"slices"
 	"testing"
 	"time"
 )
@@ -35,14 +34,7 @@ func RequireYielding(t testing.TB, what string, start func()) {
 	}
 	var sleep, stop time.Duration
 	for i := range attempts {
-		d := make([]time.Duration, SleepRounds)
-		for i := range d {
-			t0 := time.Now()
-			time.Sleep(time.Millisecond)
-			d[i] = time.Since(t0)
-		}
-		slices.Sort(d)
-		sleep = d[len(d)/2]
+		sleep = sleepMedian()
 		before := stopping()
 		for range 3 {
 			runtime.GC()

@@ -57,6 +57,13 @@ func WaitListen(dev uint32, addr netip.AddrPort, d time.Duration) error {
 // moment to let go of theirs). Call it first, before what it checks.
 func NoCMIDsLeft(t testing.TB, dev uint32) {
 	t.Helper()
+	noneLeft(t, "cm_id", func(c *nldev.Client) ([]nldev.CMID, error) { return c.CMIDs(dev) })
+}
+
+// noneLeft makes t fail, at its end, if list still finds objects 5 s
+// after t's cleanups; what names them in messages.
+func noneLeft[T any](t testing.TB, what string, list func(*nldev.Client) ([]T, error)) {
+	t.Helper()
 	t.Cleanup(func() {
 		c, err := nldev.Dial()
 		if err != nil {
@@ -64,21 +71,18 @@ func NoCMIDsLeft(t testing.TB, dev uint32) {
 			return
 		}
 		defer c.Close()
-		var ids []nldev.CMID
+		var left []T
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			if ids, err = c.CMIDs(dev); err != nil {
-				t.Errorf("cm_ids of device %d: %v", dev, err)
+			if left, err = list(c); err != nil {
+				t.Errorf("%ss: %v", what, err)
 				return
 			}
-			if len(ids) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
+			if len(left) == 0 || time.Now().After(deadline) {
 				break
 			}
 		}
-		for _, id := range ids {
-			t.Errorf("cm_id left: %+v", id)
+		for _, o := range left {
+			t.Errorf("%s left: %+v", what, o)
 		}
 	})
 }

@@ -3,7 +3,6 @@ package cmtest
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
@@ -60,36 +59,15 @@ func (s Side) Serve(args []string) (stop func() Result) {
 // cleanups. Call it first, before what it checks.
 func NoQPsLeft(t testing.TB, dev uint32) {
 	t.Helper()
-	t.Cleanup(func() {
-		c, err := nldev.Dial()
-		if err != nil {
-			t.Errorf("nldev: %v", err)
-			return
-		}
-		defer c.Close()
+	noneLeft(t, "QP", func(c *nldev.Client) ([]nldev.QP, error) {
+		qps, err := c.QPs(dev)
 		var left []nldev.QP
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			qps, err := c.QPs(dev)
-			if err != nil {
-				t.Errorf("QPs of device %d: %v", dev, err)
-				return
-			}
-			left = left[:0]
-			for _, qp := range qps {
-				if (qp.Type == ib.QPTypeRC || qp.Type == ib.QPTypeUD) && qp.Owner.PID != 0 {
-					left = append(left, qp)
-				}
-			}
-			if len(left) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				break
+		for _, qp := range qps {
+			if (qp.Type == ib.QPTypeRC || qp.Type == ib.QPTypeUD) && qp.Owner.PID != 0 {
+				left = append(left, qp)
 			}
 		}
-		for _, qp := range left {
-			t.Errorf("QP left: %s", fmt.Sprintf("%+v", qp))
-		}
+		return left, err
 	})
 }
 
