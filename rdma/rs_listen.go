@@ -192,6 +192,9 @@ func (l *Listener) handshake(ctx context.Context, child *ID, peer rsproto.ConnDa
 	}
 	c := newConn(child, nil, res)
 	cd := c.ourConnData()
+	if err := ctx.Err(); err != nil {
+		return nil, err // Close came during the setup: no REP to send
+	}
 	accepted = true
 	if err := child.Accept(ctx, &ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: 7, RNRRetryCount: 7}); err != nil {
 		return nil, err
