@@ -66,7 +66,10 @@
 // wakes blocked calls with net.ErrClosed), CloseWrite and CloseRead
 // behave as net.TCPConn's; a peer's Close reads as io.EOF, a killed peer
 // as an error matching unix.ECONNRESET. An idle connection parks its
-// goroutines in the netpoller.
+// goroutines in the netpoller. A Listener runs each connection's
+// handshake on its own, bounded in time and in number (ListenConfig's
+// HandshakeTimeout and MaxHandshakes), so a client that stalls delays no
+// other.
 //
 //	l, err := rdma.Listen("rdma", "10.0.0.1:7471")
 //	...

@@ -14,17 +14,35 @@ import (
 // ListenConfig holds the options of Listen (rsocket, rbind, rlisten).
 type ListenConfig struct {
 	// Backlog is the kernel's queue of connection requests not yet
-	// accepted; 0 or less means the most (net.rdma_ucm.max_backlog).
+	// read by the listener, which reads them as they come; 0 or less
+	// means the most (net.rdma_ucm.max_backlog).
 	Backlog int
 	// KeepAlive is the accepted connections' keepalive interval, as
 	// Dialer's.
 	KeepAlive time.Duration
 	// PollTime is the accepted connections' polling time, as Dialer's.
 	PollTime time.Duration
+	// HandshakeTimeout bounds each connection's handshake, from its
+	// request to the client's RTU (ESTABLISHED): a client that stalls
+	// is rejected and everything made for it freed. 0 or less means
+	// DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// MaxHandshakes bounds the connections the listener holds before
+	// Accept takes them, handshaking or established: a request beyond
+	// it is rejected at once (the client's dial fails with
+	// ECONNREFUSED). 0 or less means DefaultMaxHandshakes.
+	MaxHandshakes int
 }
 
 // Listener accepts rsocket-compatible connections. It implements
 // net.Listener.
+//
+// A goroutine reads the listener's connection requests as they come and
+// hands each to a handshake of its own (rs_accept's work: the QP and
+// buffers, the accept, the wait for ESTABLISHED), bounded by
+// ListenConfig's HandshakeTimeout; established connections wait in a
+// queue for Accept. A client that never completes its handshake thus
+// delays nobody else.
 type Listener struct {
 	id   *ID
 	ch   *EventChannel
@@ -32,11 +50,11 @@ type Listener struct {
 	ka   time.Duration
 	poll time.Duration
 
-	mu        sync.Mutex // serializes Accepts
+	hs       *rsHandshakes[*Conn]
+	loopDone chan struct{} // closed when the request loop ends
+
 	closeOnce sync.Once
-	closed    chan struct{}
-	cancel    context.CancelFunc
-	ctx       context.Context
+	cancel    context.CancelFunc // stops the request loop
 	closeErr  error
 }
 
@@ -72,11 +90,15 @@ func (lc *ListenConfig) Listen(ctx context.Context, network, address string) (*L
 		}
 		return nil, opErr(errors.Join(err, ch.Close()))
 	}
-	l := &Listener{id: id, ch: ch, addr: &Addr{ap}, ka: lc.KeepAlive, poll: lc.PollTime, closed: make(chan struct{})}
+	l := &Listener{id: id, ch: ch, addr: &Addr{ap}, ka: lc.KeepAlive, poll: lc.PollTime,
+		hs:       newRSHandshakes(lc.MaxHandshakes, lc.HandshakeTimeout, func(c *Conn) { c.Close() }),
+		loopDone: make(chan struct{})}
 	if a, err := id.QueryAddr(); err == nil {
 		l.addr = &Addr{a.Src}
 	}
-	l.ctx, l.cancel = context.WithCancel(context.Background())
+	loopCtx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+	go l.requests(loopCtx)
 	return l, nil
 }
 
@@ -89,65 +111,79 @@ func (l *Listener) Accept() (net.Conn, error) {
 	return c, nil
 }
 
-// AcceptConn waits for the next connection request, until ctx ends or
-// the listener is closed (an error matching net.ErrClosed), and accepts
-// it as rsocket's rs_accept does: a request with other than rsocket
-// version 1 connection data is rejected and the wait goes on. When the
-// listener's device goes away it fails with ErrDeviceRemoved.
+// AcceptConn waits for the next established connection, until ctx ends
+// or the listener is closed (an error matching net.ErrClosed). Requests
+// are accepted as rsocket's rs_accept does, each in a handshake of its
+// own: one with other than rsocket version 1 connection data is rejected
+// at once, one whose handshake fails or times out is dropped, and the
+// wait goes on. When the listener's device goes away it fails with
+// ErrDeviceRemoved.
 func (l *Listener) AcceptConn(ctx context.Context) (*Conn, error) {
-	opErr := func(err error) error {
-		return &net.OpError{Op: "accept", Net: "rdma", Addr: l.addr, Err: err}
+	c, err := l.hs.accept(ctx)
+	if err != nil {
+		return nil, &net.OpError{Op: "accept", Net: "rdma", Addr: l.addr, Err: err}
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ctx, stop := mergeCancel(ctx, l.ctx)
-	defer stop()
+	return c, nil
+}
+
+// requests reads the listener's channel until Close, and starts a
+// handshake for each connection request.
+func (l *Listener) requests(ctx context.Context) {
+	defer close(l.loopDone)
 	for {
-		if isClosed(l.closed) {
-			return nil, opErr(net.ErrClosed)
-		}
 		ev, err := l.ch.GetEvent(ctx)
 		if err != nil {
-			if isClosed(l.closed) {
-				return nil, opErr(net.ErrClosed)
+			if ctx.Err() == nil {
+				l.hs.fail(err) // the channel failed: no request will come
 			}
-			return nil, opErr(err)
+			return
 		}
 		ev.Ack()
 		if ev.Type == EventDeviceRemoval && ev.ID == l.id {
-			return nil, opErr(ErrDeviceRemoved)
+			l.hs.fail(ErrDeviceRemoved)
+			return
 		}
 		if ev.Type != EventConnectRequest || ev.Listen != l.id {
+			// An event of a request not yet migrated to its own
+			// channel (its device went away): the handshake, if any,
+			// finds the id closed.
 			if ev.ID != nil && ev.ID != l.id {
 				ev.ID.Close()
 			}
 			continue
 		}
-		c, err := l.accept(ctx, ev)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, opErr(err)
-			}
-			continue // this request failed; wait for the next
+		child := ev.ID
+		peer, err := rsproto.UnmarshalConnData(ev.PrivateData)
+		if err == nil {
+			err = l.hs.start(func(ctx context.Context) (*Conn, error) { return l.handshake(ctx, child, peer) })
 		}
-		return c, nil
+		if err != nil {
+			child.Reject(nil)
+			child.Close()
+		}
 	}
 }
 
-func (l *Listener) accept(ctx context.Context, ev *Event) (_ *Conn, err error) {
-	child := ev.ID
-	peer, err := rsproto.UnmarshalConnData(ev.PrivateData)
-	if err != nil {
-		return nil, errors.Join(err, child.Reject(nil), child.Close())
-	}
+// handshake accepts the request that made child, with the peer's
+// connection data, and waits for ESTABLISHED until ctx ends. When it
+// fails, child and everything made for it are gone.
+func (l *Listener) handshake(ctx context.Context, child *ID, peer rsproto.ConnData) (_ *Conn, err error) {
 	var res rsResources
+	accepted := false
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, child.Reject(nil), child.Close(), res.close())
+			// Closing the id rejects the request. Before the accept an
+			// explicit reject says the same; after it, a REJECT would
+			// leave the kernel retrying its REP for a minute (DESTROY_ID
+			// then waits for that), where DESTROY_ID alone cancels it.
+			if !accepted {
+				err = errors.Join(err, child.Reject(nil))
+			}
+			err = errors.Join(err, child.Close(), res.close())
 		}
 	}()
 	// The child's events (ESTABLISHED, DISCONNECTED) come on a channel
-	// of its own, so that Accept waits only for its own.
+	// of its own, so that its handshake waits only for its own.
 	if err := child.Migrate(nil); err != nil {
 		return nil, err
 	}
@@ -156,6 +192,10 @@ func (l *Listener) accept(ctx context.Context, ev *Event) (_ *Conn, err error) {
 	}
 	c := newConn(child, nil, res)
 	cd := c.ourConnData()
+	if err := ctx.Err(); err != nil {
+		return nil, err // Close came during the setup: no REP to send
+	}
+	accepted = true
 	if err := child.Accept(ctx, &ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: 7, RNRRetryCount: 7}); err != nil {
 		return nil, err
 	}
@@ -163,22 +203,15 @@ func (l *Listener) accept(ctx context.Context, ev *Event) (_ *Conn, err error) {
 	return c, nil
 }
 
-// mergeCancel is ctx, also cancelled when other is.
-func mergeCancel(ctx, other context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(other, cancel)
-	return ctx, func() { stop(); cancel() }
-}
-
-// Close stops listening; a blocked Accept returns an error matching
-// net.ErrClosed. Connections accepted before stay open. Safe to call
-// more than once.
+// Close stops listening: a blocked Accept returns an error matching
+// net.ErrClosed, the handshakes in progress are abandoned (their clients
+// rejected) and the connections established but not accepted closed.
+// Connections accepted before stay open. Safe to call more than once.
 func (l *Listener) Close() error {
 	l.closeOnce.Do(func() {
-		close(l.closed)
 		l.cancel()
-		l.mu.Lock() // wait for a running Accept to leave
-		defer l.mu.Unlock()
+		<-l.loopDone
+		l.hs.close()
 		if err := errors.Join(l.id.Close(), l.ch.Close()); err != nil {
 			l.closeErr = &net.OpError{Op: "close", Net: "rdma", Addr: l.addr, Err: err}
 		}
