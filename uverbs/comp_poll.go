@@ -22,10 +22,11 @@ import "time"
 // It pays where the event comes from another CPU. On one CPU the poller
 // holds what the peer (and, on Linux 6.12, rxe's workqueue) needs to
 // produce the event, as runtime.Gosched yields only to this program's
-// goroutines: in the Soft-RoCE VM with one vCPU, ibv_rc_pingpong -e
-// polling 200 µs took 1.2-1.8 times as long per round trip as without
-// (BenchmarkPingpong in cmd/internal/pingpong), so the drop-ins leave it
-// off.
+// goroutines: in the Soft-RoCE VM with one vCPU, the rc, ud and uc
+// pingpongs with -e polling 200 µs took 1.2-1.5 times as long per round
+// trip as without, and more CPU (BenchmarkPingpong in
+// cmd/internal/pingpong; the README has the table), so the drop-ins leave
+// it off.
 //
 // It may be called at any time; waits that begin afterwards use it.
 func (ch *CompChannel) SetPollTime(d time.Duration) { ch.pollTime.Store(int64(d)) }
