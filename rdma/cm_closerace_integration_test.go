@@ -3,6 +3,7 @@ package rdma
 import (
 	"context"
 	"errors"
+	"github.com/rdmastack/rdmastack/internal/testenv"
 	"net/netip"
 	"os"
 	"testing"
@@ -84,7 +85,7 @@ func TestIntegrationCMCreateQPRaces(t *testing.T) {
 			init.SendCQ, init.RecvCQ = cq, cq
 			var qps [2]*uverbs.QP
 			var errs [2]error
-			start(func() { qps[0], errs[0] = id.CreateQP(pd, init) }, func() { qps[1], errs[1] = id.CreateQP(pd, init) })
+			testenv.Together(func() { qps[0], errs[0] = id.CreateQP(pd, init) }, func() { qps[1], errs[1] = id.CreateQP(pd, init) })
 			made := 0
 			for i, err := range errs {
 				switch {
@@ -125,7 +126,7 @@ func TestIntegrationCMCreateQPRaces(t *testing.T) {
 				if closer == "channel" {
 					closeFn = ch.Close
 				}
-				start(func() { _, errs[0] = id.CreateQP(pd, init) }, func() { _, errs[1] = id.CreateQP(pd, init) },
+				testenv.Together(func() { _, errs[0] = id.CreateQP(pd, init) }, func() { _, errs[1] = id.CreateQP(pd, init) },
 					func() {
 						time.Sleep(time.Duration(round%6) * 500 * time.Microsecond)
 						closeErr = closeFn()
@@ -178,7 +179,7 @@ func TestIntegrationCMJoinRacesClose(t *testing.T) {
 				join := func(i int) func() {
 					return func() { _, joinErrs[i] = id.JoinMulticast(context.Background(), groups[i], i == 1) }
 				}
-				start(join(0), join(1), func() {
+				testenv.Together(join(0), join(1), func() {
 					time.Sleep(time.Duration(round%6) * 300 * time.Microsecond)
 					closeErr = closeFn()
 				})

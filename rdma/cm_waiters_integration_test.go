@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdmastack/rdmastack/internal/testenv"
 	"net/netip"
 	"os"
 	"sync"
@@ -221,26 +222,6 @@ func TestIntegrationCMConcurrentWaiters(t *testing.T) {
 	}
 }
 
-// start runs fns at once (as near as goroutines allow) and waits for
-// all of them.
-func start(fns ...func()) {
-	var ready, done sync.WaitGroup
-	gate := make(chan struct{})
-	for _, fn := range fns {
-		ready.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			ready.Done()
-			<-gate
-			fn()
-		}()
-	}
-	ready.Wait()
-	close(gate)
-	done.Wait()
-}
-
 // TestIntegrationCMCloseConcurrent: 8 Closes of one channel at once,
 // while 8 goroutines wait in GetEvent and its ids hold QPs: every Close
 // returns, with the same result, every wait ends with an error matching
@@ -272,7 +253,7 @@ func TestIntegrationCMCloseConcurrent(t *testing.T) {
 		for i := range errs {
 			fns = append(fns, func() { errs[i] = ch.Close() })
 		}
-		start(fns...)
+		testenv.Together(fns...)
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("round %d: Close %d: %v", round, i, err)
@@ -315,7 +296,7 @@ func TestIntegrationCMIDCloseConcurrent(t *testing.T) {
 		for i := range errs {
 			fns = append(fns, func() { errs[i] = id.Close() })
 		}
-		start(fns...)
+		testenv.Together(fns...)
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("round %d: Close %d: %v", round, i, err)
@@ -361,7 +342,7 @@ func TestIntegrationCMCreateIDRacesClose(t *testing.T) {
 				}
 			})
 		}
-		start(fns...)
+		testenv.Together(fns...)
 		if closeErr != nil {
 			t.Fatalf("round %d: Close racing CreateID: %v", round, closeErr)
 		}

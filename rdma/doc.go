@@ -54,24 +54,9 @@
 // and address handle attributes (Event.Peer). JoinMulticast joins a group
 // and attaches the id's QP when MULTICAST_JOIN comes.
 //
-// # Streams (rsockets)
+// # Streams
 //
-// Dial, DialContext, Dialer, Listen and ListenConfig give a net.Conn and
-// a net.Listener over RC, wire-compatible with librdmacm's rsockets
-// (version 1, without iomap), so either side may be a C program using
-// rsocket(3) such as rstream or rcopy. The networks are "rdma", "rdma4"
-// and "rdma6" (IP addressing in the TCP port space). Data is written
-// with RDMA WRITE WITH IMM into the peer's receive buffer as its credits
-// allow; Read hands them back as it consumes. Deadlines, Close (which
-// wakes blocked calls with net.ErrClosed), CloseWrite and CloseRead
-// behave as net.TCPConn's; a peer's Close reads as io.EOF, a killed peer
-// as an error matching unix.ECONNRESET. An idle connection parks its
-// goroutines in the netpoller. A Listener runs each connection's
-// handshake on its own, bounded in time and in number (ListenConfig's
-// HandshakeTimeout and MaxHandshakes), so a client that stalls delays no
-// other.
-//
-//	l, err := rdma.Listen("rdma", "10.0.0.1:7471")
-//	...
-//	c, err := rdma.Dial("rdma", "10.0.0.1:7471")
+// Package rsocket, beside this one, gives net.Conn and net.Listener over
+// RC connections made with this package's connection manager,
+// wire-compatible with librdmacm's rsockets.
 package rdma

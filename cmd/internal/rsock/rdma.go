@@ -5,14 +5,14 @@ import (
 	"net"
 	"time"
 
-	"github.com/rdmastack/rdmastack/rdma"
+	"github.com/rdmastack/rdmastack/rdma/rsocket"
 )
 
 // dialRDMA connects an rsocket to address ("ip:port"), bound to
-// o.Local when set, as rsocket, rbind and rconnect do. rdma.Conn has no
+// o.Local when set, as rsocket, rbind and rconnect do. rsocket.Conn has no
 // socket buffer or inline size to set: rsockets' defaults hold.
 func dialRDMA(ctx context.Context, address string, o Options) (net.Conn, error) {
-	d := rdma.Dialer{KeepAlive: keepAlive(o.KeepAlive)}
+	d := rsocket.Dialer{KeepAlive: keepAlive(o.KeepAlive)}
 	if o.Local != "" {
 		a, err := net.ResolveTCPAddr("tcp", withPort(o.Local))
 		if err != nil {
@@ -31,12 +31,12 @@ func dialRDMA(ctx context.Context, address string, o Options) (net.Conn, error) 
 // listenRDMA listens for rsockets on address ("ip:port"), as rsocket,
 // rbind and rlisten do.
 func listenRDMA(ctx context.Context, address string, o Options) (net.Listener, error) {
-	lc := rdma.ListenConfig{Backlog: o.Backlog, KeepAlive: keepAlive(o.KeepAlive)}
+	lc := rsocket.ListenConfig{Backlog: o.Backlog, KeepAlive: keepAlive(o.KeepAlive)}
 	return lc.Listen(ctx, "rdma", address)
 }
 
-// keepAlive is rdma's keepalive interval for d: rsockets keep none
-// unless SO_KEEPALIVE is set (rdma's 0 would be 15s).
+// keepAlive is rsocket's keepalive interval for d: rsockets keep none
+// unless SO_KEEPALIVE is set (rsocket's 0 would be 15s).
 func keepAlive(d time.Duration) time.Duration {
 	if d <= 0 {
 		return -1

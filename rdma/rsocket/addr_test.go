@@ -1,4 +1,4 @@
-package rdma
+package rsocket
 
 import (
 	"context"
@@ -22,6 +22,9 @@ func TestRSAddr(t *testing.T) {
 		{"rdma4", "[::ffff:10.77.0.1]:7471", "10.77.0.1:7471"},
 		{"rdma6", "[fe80::1]:1", "[fe80::1]:1"},
 		{"rdma", ":7471", "0.0.0.0:7471"},
+		{"rdma6", ":7471", "[::]:7471"},
+		{"rdma6", "[fe80::1%7]:9", "[fe80::1%7]:9"},
+		{"rdma", "[::1]:9", "[::1]:9"},
 		{"rdma4", "[fe80::1]:1", ""},
 		{"rdma6", "10.77.0.1:1", ""},
 		{"tcp", "10.77.0.1:1", ""},
@@ -35,7 +38,7 @@ func TestRSAddr(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got.String() != c.want {
+		if err != nil || len(got) != 1 || got[0].String() != c.want {
 			t.Errorf("%s %s: %v, %v; want %s", c.network, c.address, got, err, c.want)
 		}
 	}

@@ -1,8 +1,9 @@
-package rdma
+package rsocket
 
 import (
 	"context"
 	"errors"
+	"github.com/rdmastack/rdmastack/rdma"
 	"io"
 	"net"
 	"os"
@@ -28,8 +29,8 @@ import (
 // progress goroutine waits on the CQ's completion channel, and a second
 // one on the connection manager's events.
 type Conn struct {
-	id    *ID
-	ch    *EventChannel // the id's channel, owned by the Conn
+	id    *rdma.ID
+	ch    *rdma.EventChannel // the id's channel, owned by the Conn
 	res   rsResources
 	laddr *Addr
 	raddr *Addr
@@ -58,7 +59,7 @@ type Conn struct {
 const rsCloseWait = 2 * time.Second
 
 // newConn makes the Conn of an id whose resources are set up.
-func newConn(id *ID, ch *EventChannel, res rsResources) *Conn {
+func newConn(id *rdma.ID, ch *rdma.EventChannel, res rsResources) *Conn {
 	c := &Conn{id: id, ch: ch, res: res, changed: make(chan struct{}), rdl: newDeadline(), wdl: newDeadline(),
 		closed: make(chan struct{}), laddr: &Addr{}, raddr: &Addr{}}
 	if a, err := id.QueryAddr(); err == nil {
@@ -146,13 +147,13 @@ func (c *Conn) cmLoop(ctx context.Context) {
 			continue
 		}
 		switch ev.Type {
-		case EventDisconnected, EventDeviceRemoval:
+		case rdma.EventDisconnected, rdma.EventDeviceRemoval:
 			c.mu.Lock()
 			c.progress() // the peer's disconnect message comes before its DREQ
 			if c.flow.connected || c.flow.readable {
 				cause := errReset
-				if ev.Type == EventDeviceRemoval {
-					cause = ErrDeviceRemoved
+				if ev.Type == rdma.EventDeviceRemoval {
+					cause = rdma.ErrDeviceRemoved
 				}
 				c.flow.readable, c.flow.writable = false, false
 				c.fail(cause)

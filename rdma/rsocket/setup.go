@@ -1,8 +1,9 @@
-package rdma
+package rsocket
 
 import (
 	"errors"
 	"fmt"
+	"github.com/rdmastack/rdmastack/rdma"
 
 	"github.com/rdmastack/rdmastack/rdma/internal/rsproto"
 	"github.com/rdmastack/rdmastack/uverbs"
@@ -33,7 +34,7 @@ type rsResources struct {
 // setup makes the resources of a connection on id, whose device is known
 // (after address resolution, or on a connection request), and posts the
 // receive queue. On failure, close the id, then the resources.
-func (r *rsResources) setup(id *ID) (err error) {
+func (r *rsResources) setup(id *rdma.ID) (err error) {
 	const op = "create rsocket endpoint"
 	defer func() {
 		if err != nil {

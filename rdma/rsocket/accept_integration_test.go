@@ -1,9 +1,10 @@
-package rdma
+package rsocket
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdmastack/rdmastack/rdma"
 	"net/netip"
 	"runtime"
 	"sync"
@@ -33,23 +34,23 @@ func rsValidConnData() []byte {
 // on a channel of its own, with data as the REQ's private data, and
 // returns the id once the request is sent, and when it was. Closing
 // the id's channel destroys it.
-func rsRequest(ctx context.Context, dst netip.AddrPort, data []byte) (*ID, time.Time, error) {
-	ch, err := CreateEventChannel()
+func rsRequest(ctx context.Context, dst netip.AddrPort, data []byte) (*rdma.ID, time.Time, error) {
+	ch, err := rdma.CreateEventChannel()
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	id, err := ch.CreateID(PortSpaceTCP, ib.QPTypeRC)
+	id, err := ch.CreateID(rdma.PortSpaceTCP, ib.QPTypeRC)
 	if err == nil {
 		err = id.ResolveAddr(ctx, netip.AddrPort{}, dst, 2*time.Second)
 	}
 	if err == nil {
-		_, err = awaitEvent(ctx, id, EventAddrResolved)
+		_, err = awaitEvent(ctx, id, rdma.EventAddrResolved)
 	}
 	if err == nil {
 		err = id.ResolveRoute(ctx, 2*time.Second)
 	}
 	if err == nil {
-		_, err = awaitEvent(ctx, id, EventRouteResolved)
+		_, err = awaitEvent(ctx, id, rdma.EventRouteResolved)
 	}
 	sent := time.Now()
 	if err == nil {
@@ -57,7 +58,7 @@ func rsRequest(ctx context.Context, dst netip.AddrPort, data []byte) (*ID, time.
 		// never gets to send to it), a new one each time: the IB CM
 		// rejects a REQ from a remote QP it knows as a stale connection.
 		qpn := 0xF00000 + rsFakeQPN.Add(1)
-		err = id.Connect(ctx, &ConnParam{PrivateData: data, QPNum: qpn, FlowControl: 1, RetryCount: 7, RNRRetryCount: 7})
+		err = id.Connect(ctx, &rdma.ConnParam{PrivateData: data, QPNum: qpn, FlowControl: 1, RetryCount: 7, RNRRetryCount: 7})
 	}
 	if err != nil {
 		return nil, sent, errors.Join(err, ch.Close())
@@ -69,7 +70,7 @@ func rsRequest(ctx context.Context, dst netip.AddrPort, data []byte) (*ID, time.
 var rsFakeQPN atomic.Uint32
 
 // nextEvent is id's next event.
-func nextEvent(ctx context.Context, id *ID) (*Event, error) {
+func nextEvent(ctx context.Context, id *rdma.ID) (*rdma.Event, error) {
 	for {
 		ev, err := id.Channel().GetEvent(ctx)
 		if err != nil {
@@ -102,7 +103,7 @@ const (
 // stalls: for stallRTU with its id, which got CONNECT_RESPONSE, and when
 // it sent its REQ; for stallGarbage once it got REJECTED, which it must
 // within timeout.
-func stalled(ctx context.Context, k stalledKind, n int, dst netip.AddrPort, timeout time.Duration) (*ID, time.Time, error) {
+func stalled(ctx context.Context, k stalledKind, n int, dst netip.AddrPort, timeout time.Duration) (*rdma.ID, time.Time, error) {
 	data := rsValidConnData()
 	if k == stallGarbage {
 		data = []byte("garbage!")
@@ -119,7 +120,7 @@ func stalled(ctx context.Context, k stalledKind, n int, dst netip.AddrPort, time
 	case stallGone:
 		return nil, sent, id.Channel().Close()
 	case stallRTU:
-		if _, err := awaitEvent(ctx, id, EventConnectResponse); err != nil {
+		if _, err := awaitEvent(ctx, id, rdma.EventConnectResponse); err != nil {
 			return nil, sent, errors.Join(err, id.Channel().Close())
 		}
 		return id, sent, nil
@@ -129,7 +130,7 @@ func stalled(ctx context.Context, k stalledKind, n int, dst netip.AddrPort, time
 	switch {
 	case err != nil:
 		return nil, sent, err
-	case ev.Type != EventRejected || !errors.Is(ev.Status, unix.ECONNREFUSED):
+	case ev.Type != rdma.EventRejected || !errors.Is(ev.Status, unix.ECONNREFUSED):
 		return nil, sent, fmt.Errorf("garbage connection data %q answered by %v (%v)", data, ev.Type, ev.Status)
 	case time.Since(sent) >= timeout:
 		return nil, sent, fmt.Errorf("garbage connection data rejected after %v, the handshake timeout", time.Since(sent))
@@ -193,7 +194,7 @@ func TestIntegrationRSAcceptStalled(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var rtu []*ID
+	var rtu []*rdma.ID
 	var sent []time.Time
 	t.Cleanup(func() {
 		for _, id := range rtu {
@@ -288,7 +289,7 @@ func TestIntegrationRSAcceptStalled(t *testing.T) {
 		if err != nil {
 			t.Fatalf("stalled client %d waiting for its reject: %v", i, err)
 		}
-		if ev.Type != EventRejected {
+		if ev.Type != rdma.EventRejected {
 			t.Fatalf("stalled client %d got %v (%v), want REJECTED", i, ev.Type, ev.Status)
 		}
 		if waited := time.Since(sent[i]); waited < timeout {
@@ -338,7 +339,7 @@ func TestIntegrationRSAcceptBacklog(t *testing.T) {
 	dst := l.Addr().(*Addr).AddrPort
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var ids []*ID
+	var ids []*rdma.ID
 	for i := range 2 {
 		id, _, err := stalled(ctx, stallRTU, i, dst, time.Minute)
 		if err != nil {
@@ -352,7 +353,7 @@ func TestIntegrationRSAcceptBacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { third.Channel().Close() })
-	if ev, err := nextEvent(ctx, third); err != nil || ev.Type != EventRejected {
+	if ev, err := nextEvent(ctx, third); err != nil || ev.Type != rdma.EventRejected {
 		t.Fatalf("a third request with 2 pending: %v, %v; want REJECTED", ev, err)
 	}
 	var d Dialer
@@ -384,7 +385,7 @@ func TestIntegrationRSAcceptBacklog(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if ev, err := nextEvent(ctx, ids[1]); err != nil || ev.Type != EventRejected {
+	if ev, err := nextEvent(ctx, ids[1]); err != nil || ev.Type != rdma.EventRejected {
 		t.Fatalf("a stalled client when the listener closed: %v, %v; want REJECTED", ev, err)
 	}
 	if n := l.hs.inFlight(); n != 0 {

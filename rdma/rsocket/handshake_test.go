@@ -1,8 +1,9 @@
-package rdma
+package rsocket
 
 import (
 	"context"
 	"errors"
+	"github.com/rdmastack/rdmastack/rdma"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -223,14 +224,14 @@ func TestRSHandshakesFail(t *testing.T) {
 	for len(q.ready) != 1 {
 		time.Sleep(time.Millisecond)
 	}
-	q.fail(ErrDeviceRemoved)
+	q.fail(rdma.ErrDeviceRemoved)
 	q.fail(errors.New("a second cause"))
 	if v, err := acceptWithin(t, q, time.Second); v != 1 || err != nil {
 		t.Fatalf("accept after fail, one queued: %d, %v", v, err)
 	}
 	for range 2 {
-		if _, err := acceptWithin(t, q, time.Second); !errors.Is(err, ErrDeviceRemoved) {
-			t.Fatalf("accept after fail: %v, want ErrDeviceRemoved", err)
+		if _, err := acceptWithin(t, q, time.Second); !errors.Is(err, rdma.ErrDeviceRemoved) {
+			t.Fatalf("accept after fail: %v, want rdma.ErrDeviceRemoved", err)
 		}
 	}
 }

@@ -1,8 +1,9 @@
-package rdma
+package rsocket
 
 import (
 	"context"
 	"errors"
+	"github.com/rdmastack/rdmastack/rdma"
 	"net"
 	"sync"
 	"time"
@@ -44,8 +45,8 @@ type ListenConfig struct {
 // queue for Accept. A client that never completes its handshake thus
 // delays nobody else.
 type Listener struct {
-	id   *ID
-	ch   *EventChannel
+	id   *rdma.ID
+	ch   *rdma.EventChannel
 	addr *Addr
 	ka   time.Duration
 	poll time.Duration
@@ -69,15 +70,16 @@ func Listen(network, address string) (*Listener, error) {
 // bounds only the name lookup.
 func (lc *ListenConfig) Listen(ctx context.Context, network, address string) (*Listener, error) {
 	opErr := func(err error) error { return &net.OpError{Op: "listen", Net: network, Err: err} }
-	ap, err := resolveRS(ctx, network, address)
+	aps, err := resolveRS(ctx, network, address)
 	if err != nil {
 		return nil, opErr(err)
 	}
-	ch, err := CreateEventChannel()
+	ap := aps[0] // as net.Listen: the first address
+	ch, err := rdma.CreateEventChannel()
 	if err != nil {
 		return nil, opErr(err)
 	}
-	id, err := ch.CreateID(PortSpaceTCP, ib.QPTypeRC)
+	id, err := ch.CreateID(rdma.PortSpaceTCP, ib.QPTypeRC)
 	if err == nil {
 		err = id.Bind(ap)
 	}
@@ -139,11 +141,11 @@ func (l *Listener) requests(ctx context.Context) {
 			return
 		}
 		ev.Ack()
-		if ev.Type == EventDeviceRemoval && ev.ID == l.id {
-			l.hs.fail(ErrDeviceRemoved)
+		if ev.Type == rdma.EventDeviceRemoval && ev.ID == l.id {
+			l.hs.fail(rdma.ErrDeviceRemoved)
 			return
 		}
-		if ev.Type != EventConnectRequest || ev.Listen != l.id {
+		if ev.Type != rdma.EventConnectRequest || ev.Listen != l.id {
 			// An event of a request not yet migrated to its own
 			// channel (its device went away): the handshake, if any,
 			// finds the id closed.
@@ -167,7 +169,7 @@ func (l *Listener) requests(ctx context.Context) {
 // handshake accepts the request that made child, with the peer's
 // connection data, and waits for ESTABLISHED until ctx ends. When it
 // fails, child and everything made for it are gone.
-func (l *Listener) handshake(ctx context.Context, child *ID, peer rsproto.ConnData) (_ *Conn, err error) {
+func (l *Listener) handshake(ctx context.Context, child *rdma.ID, peer rsproto.ConnData) (_ *Conn, err error) {
 	var res rsResources
 	accepted := false
 	defer func() {
@@ -196,7 +198,7 @@ func (l *Listener) handshake(ctx context.Context, child *ID, peer rsproto.ConnDa
 		return nil, err // Close came during the setup: no REP to send
 	}
 	accepted = true
-	if err := child.Accept(ctx, &ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: 7, RNRRetryCount: 7}); err != nil {
+	if err := child.Accept(ctx, &rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: 7, RNRRetryCount: 7}); err != nil {
 		return nil, err
 	}
 	c.run(peer, l.ka, l.poll)

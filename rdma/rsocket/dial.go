@@ -1,9 +1,10 @@
-package rdma
+package rsocket
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdmastack/rdmastack/rdma"
 	"net"
 	"net/netip"
 	"time"
@@ -62,20 +63,54 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (*Con
 		ctx, cancel = context.WithTimeout(ctx, d.Timeout)
 		defer cancel()
 	}
-	dst, err := resolveRS(ctx, network, address)
+	dsts, err := resolveRS(ctx, network, address)
 	if err != nil {
 		return nil, opErr(nil, err)
 	}
-	raddr := &Addr{dst}
 	src, err := addrPortOf(d.LocalAddr)
 	if err != nil {
-		return nil, opErr(raddr, err)
+		return nil, opErr(&Addr{dsts[0]}, err)
 	}
-	c, err := d.dial(ctx, src, dst)
-	if err != nil {
-		return nil, opErr(raddr, err)
+	// As net.Dialer: the addresses in turn, each with an equal share of
+	// the time left, until one connects; the first error is reported.
+	var first error
+	for i, dst := range dsts {
+		if src.IsValid() && src.Addr().Is4() != dst.Addr().Is4() {
+			continue // the bound address's family cannot reach it
+		}
+		actx, cancel := partialDeadline(ctx, len(dsts)-i)
+		c, err := d.dial(actx, src, dst)
+		cancel()
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = opErr(&Addr{dst}, err)
+		}
+		if ctx.Err() != nil {
+			break
+		}
 	}
-	return c, nil
+	if first == nil {
+		first = opErr(&Addr{dsts[0]}, &net.AddrError{Err: "no address of the local address's family", Addr: address})
+	}
+	return nil, first
+}
+
+// partialDeadline gives one of n remaining addresses its share of ctx's
+// time left (net.Dialer's partialDeadline, without its 2s floor's
+// exception: a share is at least 2s unless less is left).
+func partialDeadline(ctx context.Context, n int) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok || n <= 1 {
+		return context.WithCancel(ctx)
+	}
+	left := time.Until(dl)
+	share := left / time.Duration(n)
+	if share < 2*time.Second {
+		share = min(2*time.Second, left)
+	}
+	return context.WithTimeout(ctx, share)
 }
 
 func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, err error) {
@@ -83,11 +118,11 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 	if rt <= 0 {
 		rt = 2 * time.Second
 	}
-	ch, err := CreateEventChannel()
+	ch, err := rdma.CreateEventChannel()
 	if err != nil {
 		return nil, err
 	}
-	id, err := ch.CreateID(PortSpaceTCP, ib.QPTypeRC)
+	id, err := ch.CreateID(rdma.PortSpaceTCP, ib.QPTypeRC)
 	if err != nil {
 		return nil, errors.Join(err, ch.Close())
 	}
@@ -106,13 +141,13 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 	if err := id.ResolveAddr(ctx, netip.AddrPort{}, dst, rt); err != nil {
 		return nil, err
 	}
-	if _, err := awaitEvent(ctx, id, EventAddrResolved); err != nil {
+	if _, err := awaitEvent(ctx, id, rdma.EventAddrResolved); err != nil {
 		return nil, err
 	}
 	if err := id.ResolveRoute(ctx, rt); err != nil {
 		return nil, err
 	}
-	if _, err := awaitEvent(ctx, id, EventRouteResolved); err != nil {
+	if _, err := awaitEvent(ctx, id, rdma.EventRouteResolved); err != nil {
 		return nil, err
 	}
 	if err := res.setup(id); err != nil {
@@ -120,10 +155,10 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 	}
 	c := newConn(id, ch, res)
 	cd := c.ourConnData()
-	if err := id.Connect(ctx, &ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: 7, RNRRetryCount: 7}); err != nil {
+	if err := id.Connect(ctx, &rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: 7, RNRRetryCount: 7}); err != nil {
 		return nil, err
 	}
-	ev, err := awaitEvent(ctx, id, EventEstablished)
+	ev, err := awaitEvent(ctx, id, rdma.EventEstablished)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +172,7 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 
 // awaitEvent reads id's channel until the event that ends the step want
 // names: that event, or an error with the failed event's status.
-func awaitEvent(ctx context.Context, id *ID, want EventType) (*Event, error) {
+func awaitEvent(ctx context.Context, id *rdma.ID, want rdma.EventType) (*rdma.Event, error) {
 	for {
 		ev, err := id.Channel().GetEvent(ctx)
 		if err != nil {

@@ -1,7 +1,8 @@
-package rdma
+package rsocket
 
 import (
 	"errors"
+	"github.com/rdmastack/rdmastack/internal/testenv"
 	"io"
 	"net"
 	"net/netip"
@@ -59,7 +60,7 @@ func TestIntegrationRSCloseConcurrent(t *testing.T) {
 		for i := range errs {
 			fns = append(fns, func() { errs[i] = cli.Close() })
 		}
-		start(fns...)
+		testenv.Together(fns...)
 		for i, err := range errs {
 			if err != errs[0] {
 				t.Fatalf("round %d: Close %d returned %v, Close 0 %v", round, i, err, errs[0])
@@ -124,7 +125,7 @@ func TestIntegrationRSListenerCloseConcurrent(t *testing.T) {
 		for i := range errs {
 			fns = append(fns, func() { errs[i] = l.Close() })
 		}
-		start(fns...)
+		testenv.Together(fns...)
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("round %d: Close %d: %v", round, i, err)
