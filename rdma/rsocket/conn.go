@@ -17,18 +17,10 @@ import (
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
-// Conn is a stream connection over an RC QP, wire-compatible with
-// librdmacm's rsockets (version 1, without iomap): a peer may be a C
-// program using rsocket(3) (rstream, rcopy) or another Conn. It
-// implements net.Conn; Read and Write may run at once in different
-// goroutines, and blocked calls wake on their deadline and on Close.
-//
-// Data goes as RDMA WRITE WITH IMM into the peer's receive buffer, as far
-// as the peer's credits (receive buffer space and messages) allow; Read
-// grants them back as it consumes data. An idle Conn costs no CPU: its
-// progress goroutine waits on the CQ's completion channel, and a second
-// one on the connection manager's events.
-type Conn struct {
+// conn is a connection's state, which its goroutines share; the Conn
+// handle that users hold points to it, so that a Conn dropped without
+// Close can be collected and its cleanup close the conn.
+type conn struct {
 	id    *rdma.ID
 	ch    *rdma.EventChannel // the id's channel, owned by the Conn
 	res   rsResources
@@ -38,10 +30,14 @@ type Conn struct {
 	rmu sync.Mutex // serializes Reads (rsocket's rlock)
 	wmu sync.Mutex // serializes Writes (slock)
 
-	mu      sync.Mutex // guards flow, the CQ and changed
+	mu      sync.Mutex // guards flow, the CQ, changed, linger and aborted
 	flow    rsFlow
 	changed chan struct{} // closed and replaced whenever flow changes
 	wcs     [16]uverbs.WC
+	// postSend is the QP's PostSend (a fake in the engine's tests).
+	postSend func(*uverbs.SendWR) error
+	linger   time.Duration // how long Close waits for its sends
+	aborted  bool          // the QP was moved to the error state after a failure
 
 	rdl, wdl *deadline
 
@@ -54,24 +50,20 @@ type Conn struct {
 	pollTime  time.Duration // how long a wait polls before it sleeps
 }
 
-// rsCloseWait bounds how long Close waits for the sends in flight (and
-// its disconnect message) to complete, as rshutdown does.
-const rsCloseWait = 2 * time.Second
-
 // newConn makes the Conn of an id whose resources are set up.
 func newConn(id *rdma.ID, ch *rdma.EventChannel, res rsResources) *Conn {
-	c := &Conn{id: id, ch: ch, res: res, changed: make(chan struct{}), rdl: newDeadline(), wdl: newDeadline(),
-		closed: make(chan struct{}), laddr: &Addr{}, raddr: &Addr{}}
+	c := &conn{id: id, ch: ch, res: res, changed: make(chan struct{}), rdl: newDeadline(), wdl: newDeadline(),
+		closed: make(chan struct{}), laddr: &Addr{}, raddr: &Addr{}, linger: DefaultLinger, postSend: res.qp.PostSend}
 	if a, err := id.QueryAddr(); err == nil {
 		c.laddr, c.raddr = &Addr{a.Src}, &Addr{a.Dst}
 	}
-	return c
+	return &Conn{conn: c}
 }
 
 // run starts the connection on the peer's connection data: the progress
 // goroutines, the first credit grant, and keepalives every ka (none if
 // ka < 0, 15s if 0).
-func (c *Conn) run(peer rsproto.ConnData, ka, poll time.Duration) {
+func (c *conn) run(peer rsproto.ConnData, ka, poll time.Duration) {
 	switch {
 	case poll == 0:
 		c.pollTime = DefaultPollTime
@@ -98,14 +90,26 @@ func (c *Conn) run(peer rsproto.ConnData, ka, poll time.Duration) {
 }
 
 // broadcast wakes every waiter; c.mu is held.
-func (c *Conn) broadcast() {
+func (c *conn) broadcast() {
 	close(c.changed)
 	c.changed = make(chan struct{})
 }
 
+// abort moves the QP of a failed connection to the error state and
+// disconnects, once, c.mu held: a peer that broke the protocol or whose
+// completions failed can write into our buffers no more, and learns
+// that the connection is gone.
+func (c *conn) abort() {
+	if c.flow.err == nil || c.aborted || c.id == nil {
+		return
+	}
+	c.aborted = true
+	c.id.Disconnect() // the connection has failed already: nothing to add
+}
+
 // cqLoop is the progress engine: it applies completions as they come and
 // sleeps on the completion channel in between (rs_process_cq's wait).
-func (c *Conn) cqLoop(ctx context.Context) {
+func (c *conn) cqLoop(ctx context.Context) {
 	defer c.loops.Done()
 	for {
 		c.mu.Lock()
@@ -135,7 +139,7 @@ func (c *Conn) cqLoop(ctx context.Context) {
 
 // cmLoop watches the connection manager: DISCONNECTED without the
 // peer's disconnect message means the peer is gone.
-func (c *Conn) cmLoop(ctx context.Context) {
+func (c *conn) cmLoop(ctx context.Context) {
 	defer c.loops.Done()
 	for {
 		ev, err := c.id.Channel().GetEvent(ctx)
@@ -164,7 +168,7 @@ func (c *Conn) cmLoop(ctx context.Context) {
 	}
 }
 
-func (c *Conn) keepaliveLoop(ctx context.Context, tick <-chan time.Time) {
+func (c *conn) keepaliveLoop(ctx context.Context, tick <-chan time.Time) {
 	defer c.loops.Done()
 	for {
 		select {
@@ -180,7 +184,7 @@ func (c *Conn) keepaliveLoop(ctx context.Context, tick <-chan time.Time) {
 
 // wait waits, with c.mu held, until ready or the deadline or Close;
 // c.mu is held again when it returns.
-func (c *Conn) wait(dl *deadline, ready func() bool) error {
+func (c *conn) wait(dl *deadline, ready func() bool) error {
 	for {
 		// Close frees the buffers (under c.mu) once it has closed c.closed.
 		if isClosed(c.closed) {
@@ -189,15 +193,19 @@ func (c *Conn) wait(dl *deadline, ready func() bool) error {
 		if ready() {
 			return nil
 		}
-		if c.poll(ready) {
+		expired := dl.wait()
+		if c.poll(expired, ready) {
 			return nil
+		}
+		if isClosed(expired) {
+			return os.ErrDeadlineExceeded
 		}
 		ch := c.changed
 		c.mu.Unlock()
 		select {
 		case <-ch:
 			c.mu.Lock()
-		case <-dl.wait():
+		case <-expired:
 			c.mu.Lock()
 			return os.ErrDeadlineExceeded
 		case <-c.closed:
@@ -215,13 +223,14 @@ const DefaultPollTime = 200 * time.Microsecond
 
 // poll polls the CQ, c.mu held, for at most the Conn's polling time,
 // letting other goroutines run in between, and reports whether ready
-// came true.
-func (c *Conn) poll(ready func() bool) bool {
+// came true. It stops early when expired (the deadline's channel) is
+// closed, so that a deadline is never later than one round of the loop.
+func (c *conn) poll(expired <-chan struct{}, ready func() bool) bool {
 	if c.pollTime <= 0 {
 		return false
 	}
 	start := time.Now()
-	for !isClosed(c.closed) { // Close frees the CQ under c.mu
+	for !isClosed(c.closed) && !isClosed(expired) { // Close frees the CQ under c.mu
 		if c.progress() {
 			c.broadcast()
 		}
@@ -241,7 +250,7 @@ func (c *Conn) poll(ready func() bool) bool {
 	return false
 }
 
-func (c *Conn) opError(op string, err error) error {
+func (c *conn) opError(op string, err error) error {
 	if err == nil || err == io.EOF {
 		return err
 	}
@@ -250,7 +259,7 @@ func (c *Conn) opError(op string, err error) error {
 
 // ready checks the calls that return at once: Close and a passed
 // deadline.
-func (c *Conn) ready(dl *deadline) error {
+func (c *conn) ready(dl *deadline) error {
 	if isClosed(c.closed) {
 		return net.ErrClosed
 	}
@@ -260,11 +269,8 @@ func (c *Conn) ready(dl *deadline) error {
 	return nil
 }
 
-// Read reads data the peer wrote (rrecv). Data that came before the peer
-// closed can still be read; then Read returns io.EOF after the peer's
-// CloseWrite or Close, or an error when the peer vanished without one
-// (killed: one matching unix.ECONNRESET) or the connection failed.
-func (c *Conn) Read(b []byte) (int, error) {
+// read is Read (rrecv).
+func (c *conn) read(b []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
 	if err := c.ready(c.rdl); err != nil {
@@ -293,11 +299,8 @@ func (c *Conn) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// Write writes b to the peer (rsend), waiting for credits as needed; it
-// returns when all of b is handed to the QP (not yet read by the peer).
-// After CloseWrite, or when the peer closed, it fails with an error
-// matching unix.EPIPE or unix.ECONNRESET.
-func (c *Conn) Write(b []byte) (int, error) {
+// write is Write (rsend).
+func (c *conn) write(b []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if err := c.ready(c.wdl); err != nil {
@@ -325,28 +328,25 @@ func (c *Conn) Write(b []byte) (int, error) {
 	return done, nil
 }
 
-// CloseWrite shuts the sending side down (rshutdown SHUT_WR): the peer
-// reads io.EOF after the data sent so far.
-func (c *Conn) CloseWrite() error { return c.shutdown("close write", true, false) }
-
-// CloseRead shuts the receiving side down (rshutdown SHUT_RD): Read
-// returns io.EOF. The peer learns of it once both sides are shut.
-func (c *Conn) CloseRead() error { return c.shutdown("close read", false, true) }
-
 // shutdown is rshutdown: it stops this side's writing, reading or both,
 // and tells the peer with SHUTDOWN (writing stopped, still reading) or
 // DISCONNECT (both).
-func (c *Conn) shutdown(op string, wr, rd bool) error {
+func (c *conn) shutdown(op string, wr, rd bool) error {
 	if isClosed(c.closed) {
 		return c.opError(op, net.ErrClosed)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.shutdownLocked(wr, rd, c.closed)
+	until := newDeadline()
+	until.set(time.Now().Add(c.linger))
+	defer until.stop()
+	c.shutdownLocked(wr, rd, until, c.closed)
 	return nil
 }
 
-func (c *Conn) shutdownLocked(wr, rd bool, stop <-chan struct{}) {
+// shutdownLocked is shutdown with c.mu held; when no control message
+// may be sent, it waits for one as lingerWait does.
+func (c *conn) shutdownLocked(wr, rd bool, until *deadline, stop <-chan struct{}) {
 	f := &c.flow
 	if !f.connected {
 		return
@@ -369,10 +369,7 @@ func (c *Conn) shutdownLocked(wr, rd bool, stop <-chan struct{}) {
 		return // reading stopped, writing goes on: the peer needs not know
 	}
 	if !c.ctrlAvail() {
-		dl := newDeadline()
-		dl.set(time.Now().Add(rsCloseWait))
-		c.waitStop(dl, stop, func() bool { return c.ctrlAvail() || !f.connected })
-		dl.stop()
+		c.lingerWait(until, stop, func() bool { return c.ctrlAvail() || !f.connected })
 	}
 	if f.connected && c.ctrlAvail() {
 		c.postCtrl(rsproto.MakeMsg(rsproto.OpCtrl, uint32(ctrl)))
@@ -380,14 +377,19 @@ func (c *Conn) shutdownLocked(wr, rd bool, stop <-chan struct{}) {
 	c.broadcast()
 }
 
-// waitStop is wait with another channel than Close's to stop at.
-func (c *Conn) waitStop(dl *deadline, stop <-chan struct{}, ready func() bool) {
-	for !ready() {
+// lingerWait waits, c.mu held, until ready, until passes, the write
+// deadline passes, or stop is closed; a linger time of 0 waits for
+// nothing.
+func (c *conn) lingerWait(until *deadline, stop <-chan struct{}, ready func() bool) {
+	for c.linger > 0 && !ready() {
 		ch := c.changed
 		c.mu.Unlock()
 		select {
 		case <-ch:
-		case <-dl.wait():
+		case <-until.wait():
+			c.mu.Lock()
+			return
+		case <-c.wdl.wait():
 			c.mu.Lock()
 			return
 		case <-stop:
@@ -398,20 +400,21 @@ func (c *Conn) waitStop(dl *deadline, stop <-chan struct{}, ready func() bool) {
 	}
 }
 
-// Close disconnects (sending rsocket's DISCONNECT and waiting a moment
-// for what is in flight), wakes blocked calls with net.ErrClosed and
-// frees the connection's QP, memory and id. Safe to call more than once.
-func (c *Conn) Close() error {
+// close is Close: once, it closes c.closed (failing blocked and later
+// calls), sends rsocket's DISCONNECT and waits at most the linger time
+// (and never past the write deadline) for the sends in flight, then
+// frees the connection's QP, memory and id.
+func (c *conn) close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		c.mu.Lock()
 		c.broadcast()
 		if c.flow.connected {
-			c.shutdownLocked(true, true, nil)
-			dl := newDeadline()
-			dl.set(time.Now().Add(rsCloseWait))
-			c.waitStop(dl, nil, c.allSendsDone)
-			dl.stop()
+			until := newDeadline()
+			until.set(time.Now().Add(c.linger))
+			c.shutdownLocked(true, true, until, nil)
+			c.lingerWait(until, nil, c.allSendsDone)
+			until.stop()
 		}
 		c.flow.connected = false
 		c.mu.Unlock()
@@ -438,37 +441,11 @@ func (c *Conn) Close() error {
 	return c.closeErr
 }
 
-// LocalAddr is this side's address.
-func (c *Conn) LocalAddr() net.Addr { return c.laddr }
-
-// RemoteAddr is the peer's address.
-func (c *Conn) RemoteAddr() net.Addr { return c.raddr }
-
-// SetDeadline sets both the read and the write deadline.
-func (c *Conn) SetDeadline(t time.Time) error {
-	if err := c.SetReadDeadline(t); err != nil {
-		return err
-	}
-	return c.SetWriteDeadline(t)
-}
-
-// SetReadDeadline sets when blocked and future Reads fail with an error
-// matching os.ErrDeadlineExceeded; the zero time means never.
-func (c *Conn) SetReadDeadline(t time.Time) error {
+// setDeadline sets the read or the write deadline.
+func (c *conn) setDeadline(dl *deadline, t time.Time) error {
 	if isClosed(c.closed) {
 		return c.opError("set deadline", net.ErrClosed)
 	}
-	c.rdl.set(t)
+	dl.set(t)
 	return nil
 }
-
-// SetWriteDeadline is SetReadDeadline for Write.
-func (c *Conn) SetWriteDeadline(t time.Time) error {
-	if isClosed(c.closed) {
-		return c.opError("set deadline", net.ErrClosed)
-	}
-	c.wdl.set(t)
-	return nil
-}
-
-var _ net.Conn = (*Conn)(nil)

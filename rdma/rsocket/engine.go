@@ -35,6 +35,7 @@ type rsFlow struct {
 	remoteSGL          rsproto.SGE
 	remoteSGE          int              // which entry of the peer's array the next grant goes to
 	peerOrder          binary.ByteOrder // how the peer wants its SGEs
+	peerRQ             uint16           // the peer's receive queue: its grants are at most this far ahead
 
 	// Receiving.
 	rseqNo, rseqComp uint16   // data messages consumed; when to grant more
@@ -48,7 +49,7 @@ type rsFlow struct {
 
 // start sets the flow up from the peer's connection data (rs_init_bufs,
 // rs_save_conn_data).
-func (c *Conn) start(peer rsproto.ConnData) {
+func (c *conn) start(peer rsproto.ConnData) {
 	r := &c.res
 	f := &c.flow
 	f.rsState = rsState{readable: true, writable: true, connected: true}
@@ -62,13 +63,14 @@ func (c *Conn) start(peer rsproto.ConnData) {
 	f.remoteSGE = 1 % int(peer.TargetSGL.Length)
 	f.peerOrder = peer.SGEOrder()
 	f.sseqComp = peer.Credits
+	f.peerRQ = peer.Credits
 	c.putTarget(0, peer.DataBuf)
 }
 
 // ourConnData is what this side announces (rs_format_conn_data). Its
 // credit updates come in little-endian order (no FlagNet), and it has no
 // iomap.
-func (c *Conn) ourConnData() rsproto.ConnData {
+func (c *conn) ourConnData() rsproto.ConnData {
 	r := &c.res
 	return rsproto.ConnData{Version: rsproto.Version, Credits: uint16(r.rqSize),
 		TargetSGL: rsproto.SGE{Addr: r.tbuf.Addr(0), Key: r.tmr.RKey(), Length: rsproto.SGLSize},
@@ -77,41 +79,44 @@ func (c *Conn) ourConnData() rsproto.ConnData {
 
 // target and putTarget read and write entry i of the target SGL array,
 // which the peer also writes (with RDMA), little-endian.
-func (c *Conn) target(i int) rsproto.SGE {
+func (c *conn) target(i int) rsproto.SGE {
 	s, _ := rsproto.DecodeSGE(c.res.tbuf.Bytes()[i*rsproto.SGESize:], binary.LittleEndian)
 	return s
 }
 
-func (c *Conn) putTarget(i int, s rsproto.SGE) {
+func (c *conn) putTarget(i int, s rsproto.SGE) {
 	s.Put(c.res.tbuf.Bytes()[i*rsproto.SGESize:], binary.LittleEndian)
 }
 
 // canSend is rs_can_send.
-func (c *Conn) canSend() bool {
+func (c *conn) canSend() bool {
 	f := &c.flow
 	return f.sqeAvail > 0 && f.sbufAvail >= rsproto.SendLowWater && f.sseqNo != f.sseqComp &&
 		c.target(f.targetSGE).Length != 0
 }
 
-func (c *Conn) ctrlAvail() bool { return c.flow.ctrlSeqNo != c.flow.ctrlMax }
+func (c *conn) ctrlAvail() bool { return c.flow.ctrlSeqNo != c.flow.ctrlMax }
 
 // allSendsDone is rs_conn_all_sends_done.
-func (c *Conn) allSendsDone() bool {
+func (c *conn) allSendsDone() bool {
 	f := &c.flow
 	return int(f.ctrlMax-f.ctrlSeqNo)+f.sqeAvail == c.res.sqSize || !f.connected
 }
 
-// fail records why the connection broke; the first reason stays.
-func (c *Conn) fail(err error) {
+// fail records why the connection broke (the first reason stays),
+// wakes every blocked call, and aborts the connection.
+func (c *conn) fail(err error) {
 	if c.flow.err == nil {
 		c.flow.err = err
 	}
 	c.flow.connected = false
+	c.broadcast()
+	c.abort()
 }
 
 // post posts a send and fails the connection when it cannot.
-func (c *Conn) post(wr *uverbs.SendWR) bool {
-	if err := c.res.qp.PostSend(wr); err != nil {
+func (c *conn) post(wr *uverbs.SendWR) bool {
+	if err := c.postSend(wr); err != nil {
 		c.fail(fmt.Errorf("post send: %w", err))
 		return false
 	}
@@ -120,7 +125,7 @@ func (c *Conn) post(wr *uverbs.SendWR) bool {
 
 // writeData sends up to len(b) bytes as one data message (rs_write_data)
 // and returns how many; canSend must hold.
-func (c *Conn) writeData(b []byte) int {
+func (c *conn) writeData(b []byte) int {
 	f := &c.flow
 	r := &c.res
 	t := c.target(f.targetSGE)
@@ -158,7 +163,7 @@ func (c *Conn) writeData(b []byte) int {
 
 // postCtrl sends a message with no data (rs_post_msg); a control slot
 // must be free.
-func (c *Conn) postCtrl(msg rsproto.Msg) {
+func (c *conn) postCtrl(msg rsproto.Msg) {
 	c.flow.ctrlSeqNo++
 	c.post(&uverbs.SendWR{ID: uint64(msg), Opcode: uverbs.OpRDMAWriteWithImm, Imm: uint32(msg)})
 }
@@ -166,7 +171,7 @@ func (c *Conn) postCtrl(msg rsproto.Msg) {
 // keepAlive sends rsocket's keepalive: a 0-byte RDMA WRITE without
 // immediate, which the peer never sees, but whose failure tells a dead
 // peer (tcp_svc_send_keepalive).
-func (c *Conn) keepAlive() {
+func (c *conn) keepAlive() {
 	if !c.flow.connected || !c.ctrlAvail() {
 		return
 	}
@@ -177,7 +182,7 @@ func (c *Conn) keepAlive() {
 
 // updateCredits grants the peer buffer space or messages when due
 // (rs_update_credits, rs_send_credits).
-func (c *Conn) updateCredits() {
+func (c *conn) updateCredits() {
 	f := &c.flow
 	r := &c.res
 	half := r.rbufSize / 2
@@ -211,7 +216,7 @@ var errReset = fmt.Errorf("connection reset by peer: %w", unix.ECONNRESET)
 
 // progress polls the CQ empty and applies what it finds (rs_poll_cq),
 // then grants credits when due; it reports whether anything changed.
-func (c *Conn) progress() bool {
+func (c *conn) progress() bool {
 	if c.res.cq == nil {
 		return false
 	}
@@ -247,10 +252,15 @@ func (c *Conn) progress() bool {
 
 // complete applies one completion and reports whether it used up a
 // receive.
-func (c *Conn) complete(wc *uverbs.WC) bool {
+func (c *conn) complete(wc *uverbs.WC) bool {
 	f := &c.flow
 	if wc.ID&rsRecvFlag != 0 {
 		if wc.Status != uverbs.WCSuccess {
+			// Flushed after a disconnect, or the QP failed: not to be
+			// reposted, and an error unless the connection was over.
+			if f.connected {
+				c.fail(&CompletionError{Op: "receive", Status: wc.Status})
+			}
 			return false
 		}
 		if wc.Flags&uverbs.WCWithImm == 0 {
@@ -260,7 +270,14 @@ func (c *Conn) complete(wc *uverbs.WC) bool {
 		msg := rsproto.Msg(wc.Imm)
 		switch msg.Op() {
 		case rsproto.OpSGL:
-			f.sseqComp = uint16(msg.Data())
+			// The peer grants up to its receive queue's size beyond the
+			// messages it consumed, which are at most those we sent.
+			comp := uint16(msg.Data())
+			if comp-f.sseqNo > f.peerRQ {
+				c.fail(fmt.Errorf("credits up to message %d, %d sent, a %d-message window: %w", comp, f.sseqNo, f.peerRQ, errProtocol))
+				return true
+			}
+			f.sseqComp = comp
 		case rsproto.OpIOMapSGL, rsproto.OpWrite:
 		case rsproto.OpCtrl:
 			switch rsproto.Ctrl(msg.Data()) {
@@ -272,6 +289,9 @@ func (c *Conn) complete(wc *uverbs.WC) bool {
 				} else {
 					f.readable, f.connected = false, false
 				}
+			case rsproto.CtrlKeepAlive: // sent without immediate data: harmless
+			default:
+				c.fail(fmt.Errorf("message %v: %w", msg, errProtocol))
 			}
 		case rsproto.OpData:
 			n := int(msg.Data())
@@ -303,14 +323,14 @@ func (c *Conn) complete(wc *uverbs.WC) bool {
 		f.sbufAvail += int(msg.Data())
 	}
 	if wc.Status != uverbs.WCSuccess && f.connected {
-		c.fail(fmt.Errorf("%v completion: %v: %w", msg.Op(), wc.Status, unix.EIO))
+		c.fail(&CompletionError{Op: msg.Op().String(), Status: wc.Status})
 	}
 	return false
 }
 
 // readData copies queued data into b (the copy loop of rrecv) and
 // returns how many bytes.
-func (c *Conn) readData(b []byte) int {
+func (c *conn) readData(b []byte) int {
 	f := &c.flow
 	r := &c.res
 	rb := r.rbuf.Bytes()
@@ -336,4 +356,4 @@ func (c *Conn) readData(b []byte) int {
 }
 
 // haveData reports whether data is queued.
-func (c *Conn) haveData() bool { return c.flow.rhead != c.flow.rtail }
+func (c *conn) haveData() bool { return c.flow.rhead != c.flow.rtail }

@@ -12,18 +12,28 @@ import (
 	"github.com/rdmastack/rdmastack/uverbs/membuf"
 )
 
-// engineConn is a Conn with the flow state of a fresh connection and a
-// receive buffer, but no verbs objects: enough for what completions do.
-func engineConn(t *testing.T, rq, rbuf int) *Conn {
+// engineConn is a conn with the flow state of a fresh connection, its
+// buffers and memory regions that are not registered, and a send queue
+// that records what is posted: enough for what completions, reads and
+// writes do.
+func engineConn(t testing.TB, rq, rbuf int) *conn {
 	t.Helper()
-	b, err := membuf.New(rbuf)
-	if err != nil {
-		t.Fatal(err)
+	buf := func(n int) *membuf.Buffer {
+		b, err := membuf.New(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
 	}
-	t.Cleanup(func() { b.Close() })
-	c := &Conn{res: rsResources{rqSize: rq, sqSize: 16, rbufSize: rbuf, sbufSize: 4096, rbuf: b}}
+	const sbuf = 4096
+	c := &conn{res: rsResources{rqSize: rq, sqSize: 16, rbufSize: rbuf, sbufSize: sbuf, rbuf: buf(rbuf),
+		sbuf: buf(sbuf + rsproto.SGESize*rsproto.QPCtrlSize), tbuf: buf(rsproto.SGESize * rsproto.SGLSize),
+		smr: &membuf.MR{MR: &uverbs.MR{}}, tmr: &membuf.MR{MR: &uverbs.MR{}}, rmr: &membuf.MR{MR: &uverbs.MR{}}},
+		changed: make(chan struct{}), closed: make(chan struct{})}
+	c.postSend = func(wr *uverbs.SendWR) error { return nil }
 	c.flow = rsFlow{rsState: rsState{readable: true, writable: true, connected: true},
-		rmsg: make([]uint32, rq+1), sqeAvail: 12, ctrlMax: rsproto.QPCtrlSize}
+		rmsg: make([]uint32, rq+1), sqeAvail: 12, ctrlMax: rsproto.QPCtrlSize, peerRQ: uint16(rq)}
 	return c
 }
 
@@ -66,7 +76,12 @@ func TestEnginePeerErrors(t *testing.T) {
 		"more than the buffer":      {rsproto.MakeMsg(rsproto.OpData, 512), rsproto.MakeMsg(rsproto.OpData, 512), rsproto.MakeMsg(rsproto.OpData, 1)},
 		"more messages than credits": {rsproto.MakeMsg(rsproto.OpData, 1), rsproto.MakeMsg(rsproto.OpData, 1),
 			rsproto.MakeMsg(rsproto.OpData, 1), rsproto.MakeMsg(rsproto.OpData, 1), rsproto.MakeMsg(rsproto.OpData, 1)},
-		"reserved op": {rsproto.MakeMsg(5, 1)},
+		"reserved op":     {rsproto.MakeMsg(5, 1)},
+		"unknown control": {rsproto.MakeMsg(rsproto.OpCtrl, 3)},
+		// Nothing sent yet: the peer may grant 4 messages (its receive
+		// queue), no more, and none less than it granted.
+		"credits beyond the window": {rsproto.MakeMsg(rsproto.OpSGL, 5)},
+		"credits behind the window": {rsproto.MakeMsg(rsproto.OpSGL, 0xFFFF)},
 	} {
 		c := engineConn(t, 4, 1024)
 		for _, m := range msgs {
@@ -81,16 +96,65 @@ func TestEnginePeerErrors(t *testing.T) {
 	if !errors.Is(c.flow.err, rsproto.ErrMalformed) {
 		t.Errorf("a receive without immediate: %v", c.flow.err)
 	}
+}
+
+// TestEngineRecvErrors: a receive that completes with an error fails a
+// live connection with a CompletionError matching unix.EIO, and wakes
+// every waiter; once the connection is over (a disconnect flushes the
+// receive queue), it is no error.
+func TestEngineRecvErrors(t *testing.T) {
+	c := engineConn(t, 4, 1024)
+	woken := c.changed
+	if c.complete(&uverbs.WC{ID: rsRecvFlag, Status: uverbs.WCRetryExcErr}) {
+		t.Error("a failed receive counts as used: it would be reposted")
+	}
+	var ce *CompletionError
+	if !errors.Is(c.flow.err, unix.EIO) || !errors.As(c.flow.err, &ce) || ce.Status != uverbs.WCRetryExcErr || ce.Op != "receive" || c.flow.connected {
+		t.Errorf("a failed receive: %v, connected %v", c.flow.err, c.flow.connected)
+	}
+	if !isClosed(woken) {
+		t.Error("a failed receive woke no waiter")
+	}
 	c = engineConn(t, 4, 1024)
-	if c.complete(&uverbs.WC{ID: rsRecvFlag, Status: uverbs.WCStatus(5)}) || c.flow.err != nil {
-		t.Errorf("a flushed receive: %v", c.flow.err)
+	c.complete(recvWC(rsproto.MakeMsg(rsproto.OpCtrl, uint32(rsproto.CtrlDisconnect))))
+	if c.complete(&uverbs.WC{ID: rsRecvFlag, Status: uverbs.WCWRFlushErr}) || c.flow.err != nil {
+		t.Errorf("a receive flushed after the peer's DISCONNECT: %v", c.flow.err)
+	}
+}
+
+// TestEngineFailWakes: every way the connection fails (a post that
+// fails, a failed send completion, a protocol violation) wakes the
+// waiters, so that a Read blocked while a Write fails returns.
+func TestEngineFailWakes(t *testing.T) {
+	for name, fail := range map[string]func(c *conn){
+		"keepalive post": func(c *conn) {
+			c.postSend = func(*uverbs.SendWR) error { return unix.ENOMEM }
+			c.keepAlive()
+		},
+		"data post": func(c *conn) {
+			c.putTarget(0, rsproto.SGE{Addr: 1 << 20, Length: 4096})
+			c.flow.sseqComp, c.flow.sbufAvail = 4, 4096
+			c.postSend = func(*uverbs.SendWR) error { return unix.ENOMEM }
+			c.writeData([]byte("x"))
+		},
+		"send completion": func(c *conn) {
+			c.complete(&uverbs.WC{ID: uint64(rsproto.MakeMsg(rsproto.OpData, 1)), Status: uverbs.WCRetryExcErr})
+		},
+		"protocol": func(c *conn) { c.complete(recvWC(rsproto.MakeMsg(5, 0))) },
+	} {
+		c := engineConn(t, 4, 1024)
+		woken := c.changed
+		fail(c)
+		if !isClosed(woken) || c.flow.err == nil || c.flow.connected {
+			t.Errorf("%s: woken %v, err %v", name, isClosed(woken), c.flow.err)
+		}
 	}
 }
 
 func TestEngineControl(t *testing.T) {
 	c := engineConn(t, 4, 1024)
-	c.complete(recvWC(rsproto.MakeMsg(rsproto.OpSGL, 77)))
-	if c.flow.sseqComp != 77 {
+	c.complete(recvWC(rsproto.MakeMsg(rsproto.OpSGL, 3)))
+	if c.flow.sseqComp != 3 {
 		t.Fatalf("SGL: sseqComp %d", c.flow.sseqComp)
 	}
 	c.complete(recvWC(rsproto.MakeMsg(rsproto.OpCtrl, uint32(rsproto.CtrlShutdown))))
@@ -118,7 +182,8 @@ func TestEngineSendCompletions(t *testing.T) {
 		t.Fatalf("after completions: sqe %d, sbuf %d, ctrlMax %d", c.flow.sqeAvail, c.flow.sbufAvail, c.flow.ctrlMax)
 	}
 	c.complete(&uverbs.WC{ID: uint64(rsproto.MakeMsg(rsproto.OpData, 1)), Status: uverbs.WCStatus(12)})
-	if !errors.Is(c.flow.err, unix.EIO) || c.flow.connected {
+	var ce *CompletionError
+	if !errors.Is(c.flow.err, unix.EIO) || !errors.As(c.flow.err, &ce) || ce.Op != "DATA" || c.flow.connected {
 		t.Fatalf("a failed send: %v", c.flow.err)
 	}
 }

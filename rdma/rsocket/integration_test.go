@@ -218,21 +218,12 @@ func TestIntegrationRSCloseWakes(t *testing.T) {
 
 	// A Write blocked on a peer that does not read.
 	cli2, _ := rsPair(t, l, nil)
-	go func() {
-		buf := make([]byte, 64<<10)
-		for {
-			if _, err := cli2.Write(buf); err != nil {
-				done <- err
-				return
-			}
-		}
-	}()
-	time.Sleep(300 * time.Millisecond)
+	werr := fill(cli2)
 	if err := cli2.Close(); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-done:
+	case err := <-werr:
 		if !errors.Is(err, net.ErrClosed) {
 			t.Fatalf("Write woken by Close: %v", err)
 		}
