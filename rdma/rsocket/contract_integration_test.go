@@ -102,7 +102,10 @@ func TestIntegrationRSCloseTime(t *testing.T) {
 	}{
 		{"default linger", func(*Conn) {}, DefaultLinger},
 		{"linger 0", func(c *Conn) { c.SetLinger(0) }, 0},
-		{"write deadline", func(c *Conn) { c.SetWriteDeadline(time.Now().Add(200 * time.Millisecond)) }, 200 * time.Millisecond},
+		{"linger 10s, write deadline 200ms", func(c *Conn) {
+			c.SetLinger(10)
+			c.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+		}, 200 * time.Millisecond},
 	} {
 		cli, srv := rsPair(t, l, &Dialer{KeepAlive: -1})
 		if _, err := cli.Write([]byte("before")); err != nil {
@@ -114,19 +117,22 @@ func TestIntegrationRSCloseTime(t *testing.T) {
 		err := cli.Close()
 		d := time.Since(start)
 		t.Logf("Close with a dead peer, %s: %v (%v)", tc.name, d, err)
-		if d > tc.max+500*time.Millisecond {
+		// The slack is for freeing the QP and the rest on a loaded
+		// emulated guest (it saw 450ms).
+		if d > tc.max+time.Second {
 			t.Errorf("Close with a dead peer, %s: %v, want at most %v", tc.name, d, tc.max)
 		}
 	}
 }
 
 // TestIntegrationRSDeadlinePolling: a deadline fires on time while a
-// Read or a Write polls the CQ: with a polling time of 50ms, a 5ms
-// deadline ends the call within a few ms of it (median of 7), not at
-// the end of the polling.
+// Read or a Write polls the CQ: with a polling time of 200ms, a 5ms
+// deadline ends the call within a few ms of it, not at the end of the
+// polling, 195ms late. The bound, 25ms on the median of 7, leaves room
+// for a loaded emulated guest (it saw up to 13ms; on a host, tens of µs).
 func TestIntegrationRSDeadlinePolling(t *testing.T) {
 	l, _ := rsListen(t)
-	cli, _ := rsPair(t, l, &Dialer{PollTime: 50 * time.Millisecond})
+	cli, _ := rsPair(t, l, &Dialer{PollTime: 200 * time.Millisecond})
 	const tries = 7
 	late := func(what string, call func() error, set func(time.Time) error) {
 		var ds []time.Duration
@@ -139,8 +145,8 @@ func TestIntegrationRSDeadlinePolling(t *testing.T) {
 				t.Fatalf("%s: %v", what, err)
 			}
 		}
-		t.Logf("%s past a 5ms deadline while polling 50ms: %v (median %v)", what, ds, median(ds))
-		if m := median(ds); m > 10*time.Millisecond {
+		t.Logf("%s past a 5ms deadline while polling 200ms: %v (median %v)", what, ds, median(ds))
+		if m := median(ds); m > 25*time.Millisecond {
 			t.Errorf("%s ended %v after its deadline (median of %d)", what, m, tries)
 		}
 	}
