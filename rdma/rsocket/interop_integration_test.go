@@ -141,7 +141,7 @@ func TestIntegrationRSRstreamServer(t *testing.T) {
 // TestIntegrationRSRstreamClient: `rstream -s ADDR` against our listener.
 func TestIntegrationRSRstreamClient(t *testing.T) {
 	l, _ := rsListen(t)
-	dst := l.Addr().(*Addr)
+	dst := l.Addr().(*Addr).AddrPort()
 	r := startRstream(t, "-s", dst.Addr().String(), "-p", strconv.Itoa(int(dst.Port())))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

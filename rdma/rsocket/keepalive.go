@@ -1,0 +1,93 @@
+package rsocket
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+)
+
+// defaultKeepAlive is the keepalive interval when none is given, as
+// net.Dialer's.
+const defaultKeepAlive = 15 * time.Second
+
+// rsKeepAlive is a Conn's keepalive setting: probes every period while
+// on (rsockets' RS_OPT_KEEPALIVE and keepalive_time).
+type rsKeepAlive struct {
+	mu     sync.Mutex
+	on     bool
+	period time.Duration
+}
+
+// startKeepAlive starts the keepalive goroutine, probing every ka (none
+// if ka < 0, defaultKeepAlive if 0); its ticker is stopped while
+// keepalives are off.
+func (c *Conn) startKeepAlive(ctx context.Context, ka time.Duration) {
+	c.ka.on, c.ka.period = ka >= 0, ka
+	if ka <= 0 {
+		c.ka.period = defaultKeepAlive
+	}
+	c.keepalive = time.NewTicker(c.ka.period)
+	if !c.ka.on {
+		c.keepalive.Stop()
+	}
+	c.loops.Add(1)
+	go c.keepaliveLoop(ctx, c.keepalive.C)
+}
+
+// SetKeepAlive turns keepalive probes on or off (SO_KEEPALIVE): rsocket's
+// 0-byte RDMA writes, which the peer's application never sees, but whose
+// failure (after the RC transport's own retries) fails the connection
+// when the peer is gone. They are on at the Dialer's or ListenConfig's
+// KeepAlive interval unless that is < 0.
+func (c *Conn) SetKeepAlive(on bool) error {
+	return c.setKeepAlive("set keepalive", on, 0)
+}
+
+// SetKeepAlivePeriod sets the interval of keepalive probes (TCP_KEEPIDLE,
+// rsockets' keepalive_time), which takes effect at once when they are on
+// and when SetKeepAlive turns them on. rsockets probes every interval;
+// unlike TCP it does not wait for the connection to be idle. d must be
+// positive.
+func (c *Conn) SetKeepAlivePeriod(d time.Duration) error {
+	if d <= 0 {
+		return c.opError("set keepalive period", fmt.Errorf("period %v: %w", d, errInvalid))
+	}
+	c.ka.mu.Lock()
+	on := c.ka.on
+	c.ka.mu.Unlock()
+	return c.setKeepAlive("set keepalive period", on, d)
+}
+
+// SetKeepAliveConfig is net.TCPConn's SetKeepAliveConfig: Enable turns
+// probes on or off, Idle is their interval (0 means 15s, < 0 leaves it).
+// Interval and Count have no meaning here, as for rsockets
+// (TCP_KEEPINTVL, TCP_KEEPCNT): the RC transport retries a probe and
+// reports its loss itself.
+func (c *Conn) SetKeepAliveConfig(config net.KeepAliveConfig) error {
+	d := config.Idle
+	if d == 0 {
+		d = defaultKeepAlive
+	}
+	return c.setKeepAlive("set keepalive config", config.Enable, max(d, 0))
+}
+
+// setKeepAlive turns probes on or off, every period (0 leaves it).
+func (c *Conn) setKeepAlive(op string, on bool, period time.Duration) error {
+	c.ka.mu.Lock()
+	defer c.ka.mu.Unlock()
+	if isClosed(c.closed) || c.keepalive == nil {
+		return c.opError(op, net.ErrClosed)
+	}
+	if period > 0 {
+		c.ka.period = period
+	}
+	c.ka.on = on
+	if on {
+		c.keepalive.Reset(c.ka.period)
+	} else {
+		c.keepalive.Stop()
+	}
+	return nil
+}
