@@ -165,13 +165,7 @@ func TestIntegrationRSRstreamBuffers(t *testing.T) {
 		t.Cleanup(func() { l.Close() })
 		dst := l.Addr().(*Addr).AddrPort()
 		r := startRstream(t, "-s", dst.Addr().String(), "-p", strconv.Itoa(int(dst.Port())), "-B", strconv.Itoa(cBuf))
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := l.AcceptConn(ctx)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, r.out.String())
-		}
-		t.Cleanup(func() { c.Close() })
+		c := acceptRstream(t, l, r)
 		if target, credits := peerView(c); target != cBuf || credits != 384 {
 			t.Fatalf("rstream -B %d: target %d, credits %d; want %d, 384", cBuf, target, credits, cBuf)
 		}
@@ -183,6 +177,21 @@ func TestIntegrationRSRstreamBuffers(t *testing.T) {
 			t.Fatalf("%v\n%s", err, r.out.String())
 		}
 	})
+}
+
+// tempFile is a file holding data, open for reading.
+func tempFile(t testing.TB, data []byte) *os.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 // fillWriter takes want bytes, then fails with errFull.
@@ -211,15 +220,7 @@ func TestIntegrationRSReadFromWriteTo(t *testing.T) {
 	l, _ := rsListen(t)
 	cli, srv := rsPair(t, l, nil)
 	data := pattern(0, 3<<20+77)
-	path := filepath.Join(t.TempDir(), "data")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := tempFile(t, data)
 	for _, src := range []struct {
 		name string
 		r    func() io.Reader

@@ -3,8 +3,6 @@ package rsocket
 import (
 	"bytes"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -18,15 +16,7 @@ import (
 func BenchmarkConnCopy(b *testing.B) {
 	const size = 8 << 20
 	data := pattern(0, size)
-	path := filepath.Join(b.TempDir(), "data")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
+	f := tempFile(b, data)
 	sources := map[string]func() io.Reader{
 		"file":   func() io.Reader { f.Seek(0, io.SeekStart); return f },
 		"reader": func() io.Reader { return struct{ io.Reader }{bytes.NewReader(data)} },
@@ -38,13 +28,7 @@ func BenchmarkConnCopy(b *testing.B) {
 				name = src + "/copy"
 			}
 			b.Run(name, func(b *testing.B) {
-				l, _ := rsListen(b)
-				cli, srv, err := rsPairErr(l, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer cli.Close()
-				defer srv.Close()
+				cli, srv := benchPair(b)
 				done := make(chan error, 1)
 				go func() {
 					buf := make([]byte, 256<<10)
