@@ -13,27 +13,40 @@ import (
 const defaultKeepAlive = 15 * time.Second
 
 // rsKeepAlive is a Conn's keepalive setting: probes every period while
-// on (rsockets' RS_OPT_KEEPALIVE and keepalive_time).
+// on (rsockets' RS_OPT_KEEPALIVE and keepalive_time). The goroutine that
+// sends them starts when they are first turned on; its ticker is stopped
+// while they are off.
 type rsKeepAlive struct {
 	mu     sync.Mutex
 	on     bool
 	period time.Duration
+	ctx    context.Context // the Conn's goroutines' context
 }
 
-// startKeepAlive starts the keepalive goroutine, probing every ka (none
-// if ka < 0, defaultKeepAlive if 0); its ticker is stopped while
-// keepalives are off.
+// startKeepAlive sets keepalives up, probing every ka (none if ka < 0,
+// defaultKeepAlive if 0); the keepalive goroutine stops when ctx ends.
 func (c *Conn) startKeepAlive(ctx context.Context, ka time.Duration) {
-	c.ka.on, c.ka.period = ka >= 0, ka
+	c.ka.ctx, c.ka.period = ctx, ka
 	if ka <= 0 {
 		c.ka.period = defaultKeepAlive
 	}
-	c.keepalive = time.NewTicker(c.ka.period)
-	if !c.ka.on {
-		c.keepalive.Stop()
+	if ka >= 0 {
+		c.keepAliveOn()
 	}
+}
+
+// keepAliveOn starts the probes, c.ka.mu held (or before the Conn is
+// handed out), and the Conn not closed: Close stops the ticker under
+// c.ka.mu before it waits for the goroutines.
+func (c *Conn) keepAliveOn() {
+	c.ka.on = true
+	if c.keepalive != nil {
+		c.keepalive.Reset(c.ka.period)
+		return
+	}
+	c.keepalive = time.NewTicker(c.ka.period)
 	c.loops.Add(1)
-	go c.keepaliveLoop(ctx, c.keepalive.C)
+	go c.keepaliveLoop(c.ka.ctx, c.keepalive.C)
 }
 
 // SetKeepAlive turns keepalive probes on or off (SO_KEEPALIVE): rsocket's
@@ -77,16 +90,17 @@ func (c *Conn) SetKeepAliveConfig(config net.KeepAliveConfig) error {
 func (c *Conn) setKeepAlive(op string, on bool, period time.Duration) error {
 	c.ka.mu.Lock()
 	defer c.ka.mu.Unlock()
-	if isClosed(c.closed) || c.keepalive == nil {
+	if isClosed(c.closed) || c.ka.ctx == nil {
 		return c.opError(op, net.ErrClosed)
 	}
 	if period > 0 {
 		c.ka.period = period
 	}
-	c.ka.on = on
-	if on {
-		c.keepalive.Reset(c.ka.period)
-	} else {
+	switch {
+	case on:
+		c.keepAliveOn()
+	case c.keepalive != nil:
+		c.ka.on = false
 		c.keepalive.Stop()
 	}
 	return nil
