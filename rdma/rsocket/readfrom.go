@@ -15,6 +15,8 @@ var errBadCount = errors.New("invalid count from the other io side")
 // ReadFrom sends what r reads until io.EOF (io.ReaderFrom, which
 // io.Copy(conn, r) uses): r reads straight into the registered send
 // buffer, each read becoming one data message, with no copy in between.
+// It waits for room in the send buffer before each read, so that a
+// source with nothing left still waits for room once (as a Write would).
 // Deadlines and errors are Write's; an error of r ends it too. While r
 // blocks in Read, Close returns at once and the buffers are freed when
 // r returns (what r read then is not sent).
@@ -68,7 +70,15 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 // that consecutive buffers fill the send buffer as one data message
 // each time (v.WriteTo(conn) would send one per buffer, since net keeps
 // its writev to its own types).
-func (c *Conn) WriteBuffers(v *net.Buffers) (int64, error) { return c.ReadFrom(v) }
+func (c *Conn) WriteBuffers(v *net.Buffers) (int64, error) {
+	for _, b := range *v {
+		if len(b) > 0 {
+			return c.ReadFrom(v)
+		}
+	}
+	*v = (*v)[:0]
+	return 0, nil
+}
 
 // WriteTo writes what the peer sends to w until the peer closes
 // (io.WriterTo, which io.Copy(w, conn) uses): w writes straight from
