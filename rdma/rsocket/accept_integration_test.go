@@ -184,7 +184,7 @@ func TestIntegrationRSAcceptStalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	dst := l.Addr().(*Addr).AddrPort
+	dst := l.Addr().(*Addr).AddrPort()
 	nl, err := nldev.Dial()
 	if err != nil {
 		t.Fatal(err)
@@ -336,7 +336,7 @@ func TestIntegrationRSAcceptBacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	dst := l.Addr().(*Addr).AddrPort
+	dst := l.Addr().(*Addr).AddrPort()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var ids []*rdma.ID

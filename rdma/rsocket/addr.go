@@ -14,17 +14,25 @@ import (
 var errInvalid = unix.EINVAL
 
 // Addr is the address of an rsocket-compatible connection (Conn,
-// Listener): an IP address and a port in rdma_cm's TCP port space. Both
-// Addr and *Addr are net.Addrs; Conn and Listener return *Addr.
+// Listener): an IP address and a port in rdma_cm's TCP port space. Make
+// one with AddrFromAddrPort; the zero Addr is no address. Both Addr and
+// *Addr are net.Addrs; Conn and Listener return *Addr.
 type Addr struct {
-	netip.AddrPort
+	ap netip.AddrPort
 }
+
+// AddrFromAddrPort is the Addr of ap (an IPv4-mapped IPv6 address is
+// kept as it is given).
+func AddrFromAddrPort(ap netip.AddrPort) *Addr { return &Addr{ap} }
+
+// AddrPort is the address and port.
+func (a Addr) AddrPort() netip.AddrPort { return a.ap }
 
 // Network is "rdma".
 func (a Addr) Network() string { return "rdma" }
 
 // String is the address as "ip:port".
-func (a Addr) String() string { return a.AddrPort.String() }
+func (a Addr) String() string { return a.ap.String() }
 
 // parseNetwork checks the network name Dial and Listen take.
 func parseNetwork(network string) error {
@@ -89,9 +97,9 @@ func addrPortOf(a net.Addr) (netip.AddrPort, error) {
 	case nil:
 		return netip.AddrPort{}, nil
 	case *Addr:
-		return a.AddrPort, nil
+		return a.ap, nil
 	case Addr:
-		return a.AddrPort, nil
+		return a.ap, nil
 	case *net.TCPAddr:
 		ap := a.AddrPort()
 		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil

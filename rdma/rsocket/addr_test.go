@@ -9,10 +9,14 @@ import (
 )
 
 func TestRSAddr(t *testing.T) {
-	a := Addr{netip.MustParseAddrPort("10.77.0.1:7471")}
+	ap := netip.MustParseAddrPort("10.77.0.1:7471")
+	a := *AddrFromAddrPort(ap)
 	var na net.Addr = a
-	if na.Network() != "rdma" || na.String() != "10.77.0.1:7471" || (&a).String() != "10.77.0.1:7471" {
-		t.Fatalf("Addr: %s %s", na.Network(), na)
+	if na.Network() != "rdma" || na.String() != "10.77.0.1:7471" || (&a).String() != "10.77.0.1:7471" || a.AddrPort() != ap {
+		t.Fatalf("Addr: %s %s %v", na.Network(), na, a.AddrPort())
+	}
+	if (Addr{}).AddrPort().IsValid() || (Addr{}).String() != "invalid AddrPort" {
+		t.Fatalf("zero Addr: %v", Addr{})
 	}
 	for _, c := range []struct {
 		network, address string

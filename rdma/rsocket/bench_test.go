@@ -11,13 +11,7 @@ import (
 func BenchmarkConnThroughput(b *testing.B) {
 	for _, size := range []int{64, 4 << 10, 64 << 10} {
 		b.Run(strconv.Itoa(size), func(b *testing.B) {
-			l, _ := rsListen(b)
-			cli, srv, err := rsPairErr(l, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cli.Close()
-			defer srv.Close()
+			cli, srv := benchPair(b)
 			done := make(chan error, 1)
 			go func() {
 				_, err := io.CopyN(io.Discard, srv, int64(size)*int64(b.N))
@@ -37,4 +31,15 @@ func BenchmarkConnThroughput(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchPair is a connected pair, closed when b ends.
+func benchPair(b *testing.B) (cli, srv *Conn) {
+	l, _ := rsListen(b)
+	cli, srv, err := rsPairErr(l, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cli.Close(); srv.Close() })
+	return cli, srv
 }

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/rdmastack/rdmastack/rdma/internal/rsproto"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -48,6 +46,9 @@ type conn struct {
 	loops     sync.WaitGroup
 	keepalive *time.Ticker
 	pollTime  time.Duration // how long a wait polls before it sleeps
+
+	bufs bufUse // ReadFrom's and WriteTo's use of the buffers
+	ka   rsKeepAlive
 }
 
 // newConn makes the Conn of an id whose resources are set up.
@@ -55,7 +56,7 @@ func newConn(id *rdma.ID, ch *rdma.EventChannel, res rsResources) *Conn {
 	c := &conn{id: id, ch: ch, res: res, changed: make(chan struct{}), rdl: newDeadline(), wdl: newDeadline(),
 		closed: make(chan struct{}), laddr: &Addr{}, raddr: &Addr{}, linger: DefaultLinger, postSend: res.qp.PostSend}
 	if a, err := id.QueryAddr(); err == nil {
-		c.laddr, c.raddr = &Addr{a.Src}, &Addr{a.Dst}
+		c.laddr, c.raddr = AddrFromAddrPort(a.Src), AddrFromAddrPort(a.Dst)
 	}
 	return &Conn{conn: c}
 }
@@ -79,14 +80,7 @@ func (c *conn) run(peer rsproto.ConnData, ka, poll time.Duration) {
 	c.loops.Add(2)
 	go c.cqLoop(ctx)
 	go c.cmLoop(ctx)
-	if ka == 0 {
-		ka = 15 * time.Second
-	}
-	if ka > 0 {
-		c.keepalive = time.NewTicker(ka)
-		c.loops.Add(1)
-		go c.keepaliveLoop(ctx, c.keepalive.C)
-	}
+	c.startKeepAlive(ctx, ka)
 }
 
 // broadcast wakes every waiter; c.mu is held.
@@ -310,17 +304,7 @@ func (c *conn) write(b []byte) (int, error) {
 	defer c.mu.Unlock()
 	done := 0
 	for done < len(b) {
-		err := c.wait(c.wdl, func() bool { return c.canSend() || !c.flow.writable || !c.flow.connected || c.flow.err != nil })
-		switch {
-		case err != nil:
-		case c.flow.err != nil:
-			err = c.flow.err
-		case !c.flow.writable && c.flow.connected:
-			err = unix.EPIPE
-		case !c.flow.connected:
-			err = errReset
-		}
-		if err != nil {
+		if err := c.waitSend(); err != nil {
 			return done, c.opError("write", err)
 		}
 		done += c.writeData(b[done:])
@@ -418,9 +402,11 @@ func (c *conn) close() error {
 		}
 		c.flow.connected = false
 		c.mu.Unlock()
+		c.ka.mu.Lock()
 		if c.keepalive != nil {
 			c.keepalive.Stop()
 		}
+		c.ka.mu.Unlock()
 		if c.cancel != nil {
 			c.cancel()
 		}
@@ -431,9 +417,7 @@ func (c *conn) close() error {
 		if c.ch != nil {
 			err = errors.Join(err, c.ch.Close())
 		}
-		c.mu.Lock()
-		err = errors.Join(err, c.res.close())
-		c.mu.Unlock()
+		err = errors.Join(err, c.bufs.close(c.closeRes))
 		if err != nil {
 			c.closeErr = c.opError("close", err)
 		}

@@ -34,6 +34,30 @@ type Dialer struct {
 	// It is a bound on each wait, never a spin while idle: 0 means
 	// DefaultPollTime, < 0 no polling.
 	PollTime time.Duration
+
+	// ReadBuffer sizes the receive buffer the peer writes into, as
+	// SO_RCVBUF before rconnect: twice ReadBuffer bytes, at least 4 KiB
+	// and at most 1 GiB; 0 means rsockets' 128 KiB. The peer learns half
+	// of it as each credit of buffer space it may fill.
+	ReadBuffer int
+	// WriteBuffer sizes the send buffer likewise (SO_SNDBUF): the data
+	// this side has in flight.
+	WriteBuffer int
+	// SendQueue and RecvQueue are the QP's send and receive queue sizes
+	// (RDMA_SQSIZE, RDMA_RQSIZE): 0 means rsockets' 384; the device's
+	// limit and rsockets' bounds (16 to 65534) apply. The receive queue
+	// is the peer's credit of messages in flight.
+	SendQueue, RecvQueue int
+	// Inline is the largest send that goes inline in its work request
+	// (RDMA_INLINE, IBV_SEND_INLINE), as far as the device takes it: 0
+	// means rsockets' 64 bytes, < 0 none.
+	Inline int
+	// Control, if set, is called with each connection's id once it is
+	// made, before it is bound, resolved or connected: the place for
+	// id.SetOption (TOS, ACK_TIMEOUT, REUSEADDR, AFONLY), as setsockopt
+	// between rsocket and rconnect. An error fails that address's dial
+	// and frees the id.
+	Control func(id *rdma.ID) error
 }
 
 // Dial connects to address ("host:port") on network "rdma", "rdma4" or
@@ -69,7 +93,7 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (*Con
 	}
 	src, err := addrPortOf(d.LocalAddr)
 	if err != nil {
-		return nil, opErr(&Addr{dsts[0]}, err)
+		return nil, opErr(AddrFromAddrPort(dsts[0]), err)
 	}
 	// As net.Dialer: the addresses in turn, each with an equal share of
 	// the time left, until one connects; the first error is reported.
@@ -85,14 +109,14 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (*Con
 			return c, nil
 		}
 		if first == nil {
-			first = opErr(&Addr{dst}, err)
+			first = opErr(AddrFromAddrPort(dst), err)
 		}
 		if ctx.Err() != nil {
 			break
 		}
 	}
 	if first == nil {
-		first = opErr(&Addr{dsts[0]}, &net.AddrError{Err: "no address of the local address's family", Addr: address})
+		first = opErr(AddrFromAddrPort(dsts[0]), &net.AddrError{Err: "no address of the local address's family", Addr: address})
 	}
 	return nil, first
 }
@@ -132,6 +156,9 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 			err = errors.Join(err, id.Close(), ch.Close(), res.close())
 		}
 	}()
+	if err := control(d.Control, id); err != nil {
+		return nil, err
+	}
 	if src.IsValid() {
 		if err := id.Bind(src); err != nil {
 			return nil, err
@@ -150,7 +177,7 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 	if _, err := awaitEvent(ctx, id, rdma.EventRouteResolved); err != nil {
 		return nil, err
 	}
-	if err := res.setup(id); err != nil {
+	if err := res.setup(id, d.sizes()); err != nil {
 		return nil, err
 	}
 	c := newConn(id, ch, res)

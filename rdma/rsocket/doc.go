@@ -22,4 +22,15 @@
 // handshake on its own, bounded in time and in number (ListenConfig's
 // HandshakeTimeout and MaxHandshakes), so a client that stalls delays no
 // other.
+//
+// What a net.TCPConn user reaches for is here, within what rsockets
+// negotiates: buffer, queue and inline sizes are Dialer and ListenConfig
+// fields (rsockets takes SO_SNDBUF, SO_RCVBUF and RDMA_* options only
+// before it connects; the peer learns them from the connection data),
+// keepalives have SetKeepAlive, SetKeepAlivePeriod and
+// SetKeepAliveConfig, io.Copy goes through ReadFrom and WriteTo straight
+// into and out of the registered buffers, WriteBuffers gathers
+// net.Buffers, Dialer.Control and ListenConfig.Control set id options
+// (TOS, ACK timeout) before connecting or binding, Conn.Control reaches
+// the id and QP for statistics, and Listener.SetDeadline bounds Accept.
 package rsocket

@@ -126,20 +126,39 @@ func (c *conn) post(wr *uverbs.SendWR) bool {
 // writeData sends up to len(b) bytes as one data message (rs_write_data)
 // and returns how many; canSend must hold.
 func (c *conn) writeData(b []byte) int {
+	n := min(len(b), c.sendRoom())
+	c.fillRing(0, b[:n])
+	c.sendRing(n)
+	return n
+}
+
+// sendRoom is how many bytes the next data message may carry; canSend
+// must hold.
+func (c *conn) sendRoom() int {
+	return min(rsproto.MaxTransfer, c.flow.sbufAvail, int(c.target(c.flow.targetSGE).Length))
+}
+
+// fillRing copies b into the send buffer at off bytes past where the
+// next data goes, wrapping at its end.
+func (c *conn) fillRing(off int, b []byte) {
+	r := &c.res
+	sb := r.sbuf.Bytes()[:r.sbufSize]
+	k := copy(sb[(c.flow.sOff+off)%r.sbufSize:], b)
+	copy(sb, b[k:])
+}
+
+// sendRing sends the n bytes at the head of the send buffer as one data
+// message, inline when they fit (rs_write_data); 0 < n <= sendRoom.
+func (c *conn) sendRing(n int) {
 	f := &c.flow
 	r := &c.res
 	t := c.target(f.targetSGE)
-	n := min(len(b), rsproto.MaxTransfer, f.sbufAvail, int(t.Length))
-	sb := r.sbuf.Bytes()
 	var sges [2]uverbs.SGE
 	nsge := 1
 	if end := r.sbufSize - f.sOff; n <= end {
-		copy(sb[f.sOff:], b[:n])
 		sges[0] = uverbs.SGE{Addr: r.sbuf.Addr(f.sOff), Length: uint32(n), LKey: r.smr.LKey()}
 		f.sOff = (f.sOff + n) % r.sbufSize
 	} else {
-		copy(sb[f.sOff:r.sbufSize], b[:end])
-		copy(sb, b[end:n])
 		sges[0] = uverbs.SGE{Addr: r.sbuf.Addr(f.sOff), Length: uint32(end), LKey: r.smr.LKey()}
 		sges[1] = uverbs.SGE{Addr: r.sbuf.Addr(0), Length: uint32(n - end), LKey: r.smr.LKey()}
 		nsge = 2
@@ -155,10 +174,13 @@ func (c *conn) writeData(b []byte) int {
 	if t.Length == 0 {
 		f.targetSGE = (f.targetSGE + 1) % rsproto.SGLSize
 	}
+	var flags uverbs.SendFlags
+	if n <= r.inline {
+		flags = uverbs.SendInline
+	}
 	msg := rsproto.MakeMsg(rsproto.OpData, uint32(n))
-	c.post(&uverbs.SendWR{ID: uint64(msg), Opcode: uverbs.OpRDMAWriteWithImm, Imm: uint32(msg),
+	c.post(&uverbs.SendWR{ID: uint64(msg), Opcode: uverbs.OpRDMAWriteWithImm, Imm: uint32(msg), Flags: flags,
 		SGE: sges[:nsge], RemoteAddr: addr, RKey: t.Key})
-	return n
 }
 
 // postCtrl sends a message with no data (rs_post_msg); a control slot

@@ -26,7 +26,7 @@ func rsListen(t testing.TB) (*Listener, netip.Addr) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	if a, ok := l.Addr().(*Addr); !ok || a.Addr() != addr || a.Port() == 0 || a.Network() != "rdma" {
+	if a, ok := l.Addr().(*Addr); !ok || a.AddrPort().Addr() != addr || a.AddrPort().Port() == 0 || a.Network() != "rdma" {
 		t.Fatalf("listener address %v", l.Addr())
 	}
 	return l, addr
@@ -92,14 +92,14 @@ func TestIntegrationRSAddrs(t *testing.T) {
 	l, addr := rsListen(t)
 	cli, srv := rsPair(t, l, nil)
 	la, ra := cli.LocalAddr().(*Addr), cli.RemoteAddr().(*Addr)
-	if ra.AddrPort != l.Addr().(*Addr).AddrPort || la.Addr() != addr || la.Port() == 0 {
+	if ra.AddrPort() != l.Addr().(*Addr).AddrPort() || la.AddrPort().Addr() != addr || la.AddrPort().Port() == 0 {
 		t.Fatalf("client %v → %v, listener %v", la, ra, l.Addr())
 	}
 	if srv.LocalAddr().String() != ra.String() || srv.RemoteAddr().String() != la.String() {
 		t.Fatalf("server %v → %v, client %v → %v", srv.LocalAddr(), srv.RemoteAddr(), la, ra)
 	}
 	// A Dialer's LocalAddr binds the client: its port is the one asked.
-	local := Addr{netip.AddrPortFrom(addr, 7490)} // a value is a net.Addr too
+	local := *AddrFromAddrPort(netip.AddrPortFrom(addr, 7490)) // a value is a net.Addr too
 	cli2, srv2 := rsPair(t, l, &Dialer{LocalAddr: local})
 	if cli2.LocalAddr().String() != local.String() || srv2.RemoteAddr().String() != local.String() {
 		t.Fatalf("bound to %v: client from %v, server sees %v", local, cli2.LocalAddr(), srv2.RemoteAddr())

@@ -138,11 +138,9 @@ func TestIntegrationRSRstreamServer(t *testing.T) {
 	}
 }
 
-// TestIntegrationRSRstreamClient: `rstream -s ADDR` against our listener.
-func TestIntegrationRSRstreamClient(t *testing.T) {
-	l, _ := rsListen(t)
-	dst := l.Addr().(*Addr)
-	r := startRstream(t, "-s", dst.Addr().String(), "-p", strconv.Itoa(int(dst.Port())))
+// acceptRstream accepts rstream r's connection on l.
+func acceptRstream(t *testing.T, l *Listener, r *rstream) *Conn {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := l.AcceptConn(ctx)
@@ -150,6 +148,15 @@ func TestIntegrationRSRstreamClient(t *testing.T) {
 		t.Fatalf("%v\n%s", err, r.out.String())
 	}
 	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestIntegrationRSRstreamClient: `rstream -s ADDR` against our listener.
+func TestIntegrationRSRstreamClient(t *testing.T) {
+	l, _ := rsListen(t)
+	dst := l.Addr().(*Addr).AddrPort()
+	r := startRstream(t, "-s", dst.Addr().String(), "-p", strconv.Itoa(int(dst.Port())))
+	c := acceptRstream(t, l, r)
 	rstreamPeer(t, c, false)
 	if err := r.wait(30 * time.Second); err != nil {
 		t.Fatalf("%v\n%s", err, r.out.String())

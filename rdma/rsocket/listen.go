@@ -33,6 +33,17 @@ type ListenConfig struct {
 	// it is rejected at once (the client's dial fails with
 	// ECONNREFUSED). 0 or less means DefaultMaxHandshakes.
 	MaxHandshakes int
+
+	// ReadBuffer, WriteBuffer, SendQueue, RecvQueue and Inline size the
+	// accepted connections, as Dialer's: rsockets' accepted sockets take
+	// the listening socket's options.
+	ReadBuffer, WriteBuffer int
+	SendQueue, RecvQueue    int
+	Inline                  int
+	// Control, if set, is called with the listening id once it is made,
+	// before it is bound: the place for id.SetOption (REUSEADDR, AFONLY,
+	// TOS). An error fails Listen.
+	Control func(id *rdma.ID) error
 }
 
 // Listener accepts rsocket-compatible connections. It implements
@@ -45,11 +56,13 @@ type ListenConfig struct {
 // queue for Accept. A client that never completes its handshake thus
 // delays nobody else.
 type Listener struct {
-	id   *rdma.ID
-	ch   *rdma.EventChannel
-	addr *Addr
-	ka   time.Duration
-	poll time.Duration
+	id    *rdma.ID
+	ch    *rdma.EventChannel
+	addr  *Addr
+	ka    time.Duration
+	poll  time.Duration
+	sizes rsSizes   // of the accepted connections
+	dl    *deadline // Accept's
 
 	hs       *rsHandshakes[*Conn]
 	loopDone chan struct{} // closed when the request loop ends
@@ -81,6 +94,9 @@ func (lc *ListenConfig) Listen(ctx context.Context, network, address string) (*L
 	}
 	id, err := ch.CreateID(rdma.PortSpaceTCP, ib.QPTypeRC)
 	if err == nil {
+		err = control(lc.Control, id)
+	}
+	if err == nil {
 		err = id.Bind(ap)
 	}
 	if err == nil {
@@ -92,11 +108,11 @@ func (lc *ListenConfig) Listen(ctx context.Context, network, address string) (*L
 		}
 		return nil, opErr(errors.Join(err, ch.Close()))
 	}
-	l := &Listener{id: id, ch: ch, addr: &Addr{ap}, ka: lc.KeepAlive, poll: lc.PollTime,
+	l := &Listener{id: id, ch: ch, addr: AddrFromAddrPort(ap), ka: lc.KeepAlive, poll: lc.PollTime, sizes: lc.sizes(), dl: newDeadline(),
 		hs:       newRSHandshakes(lc.MaxHandshakes, lc.HandshakeTimeout, func(c *Conn) { c.Close() }),
 		loopDone: make(chan struct{})}
 	if a, err := id.QueryAddr(); err == nil {
-		l.addr = &Addr{a.Src}
+		l.addr = AddrFromAddrPort(a.Src)
 	}
 	loopCtx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
@@ -104,9 +120,10 @@ func (lc *ListenConfig) Listen(ctx context.Context, network, address string) (*L
 	return l, nil
 }
 
-// Accept waits for the next connection (net.Listener).
+// Accept waits for the next connection (net.Listener), until the
+// deadline SetDeadline set (an error matching os.ErrDeadlineExceeded).
 func (l *Listener) Accept() (net.Conn, error) {
-	c, err := l.AcceptConn(context.Background())
+	c, err := l.acceptDeadline()
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +206,7 @@ func (l *Listener) handshake(ctx context.Context, child *rdma.ID, peer rsproto.C
 	if err := child.Migrate(nil); err != nil {
 		return nil, err
 	}
-	if err := res.setup(child); err != nil {
+	if err := res.setup(child, l.sizes); err != nil {
 		return nil, err
 	}
 	c := newConn(child, nil, res)
@@ -214,6 +231,7 @@ func (l *Listener) Close() error {
 		l.cancel()
 		<-l.loopDone
 		l.hs.close()
+		l.dl.stop()
 		if err := errors.Join(l.id.Close(), l.ch.Close()); err != nil {
 			l.closeErr = &net.OpError{Op: "close", Net: "rdma", Addr: l.addr, Err: err}
 		}

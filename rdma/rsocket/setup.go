@@ -29,12 +29,14 @@ type rsResources struct {
 
 	sqSize, rqSize     int
 	sbufSize, rbufSize int
+	inline             int // the most bytes a send carries inline (sq_inline)
 }
 
 // setup makes the resources of a connection on id, whose device is known
-// (after address resolution, or on a connection request), and posts the
-// receive queue. On failure, close the id, then the resources.
-func (r *rsResources) setup(id *rdma.ID) (err error) {
+// (after address resolution, or on a connection request), of the sizes
+// sz asks for, and posts the receive queue. On failure, close the id,
+// then the resources.
+func (r *rsResources) setup(id *rdma.ID, sz rsSizes) (err error) {
 	const op = "create rsocket endpoint"
 	defer func() {
 		if err != nil {
@@ -49,12 +51,13 @@ func (r *rsResources) setup(id *rdma.ID) (err error) {
 	if err != nil {
 		return err
 	}
-	r.sqSize, r.rqSize = rsproto.DefaultQPSize, rsproto.DefaultQPSize
-	if attr, err := dev.Attr(); err == nil && attr.MaxQPWR > 0 {
-		m := min(int(attr.MaxQPWR), rsproto.QPMaxSize)
-		r.sqSize, r.rqSize = min(r.sqSize, m), min(r.rqSize, m)
+	devMax := 0
+	if attr, err := dev.Attr(); err == nil {
+		devMax = int(attr.MaxQPWR)
 	}
-	r.sbufSize, r.rbufSize = rsproto.DefaultBufSize, rsproto.DefaultBufSize
+	sz.fitQueues(devMax)
+	r.sqSize, r.rqSize = sz.sq, sz.rq
+	r.sbufSize, r.rbufSize = sz.sbuf, sz.rbuf
 	if r.pd, err = ctx.AllocPD(); err != nil {
 		return err
 	}
@@ -84,10 +87,12 @@ func (r *rsResources) setup(id *rdma.ID) (err error) {
 		return err
 	}
 	r.qp, err = id.CreateQP(r.pd, uverbs.QPInit{SendCQ: r.cq, RecvCQ: r.cq, SQSigAll: true,
-		Cap: uverbs.QPCap{MaxSendWR: uint32(r.sqSize), MaxRecvWR: uint32(r.rqSize), MaxSendSGE: 2, MaxRecvSGE: 1}})
+		Cap: uverbs.QPCap{MaxSendWR: uint32(r.sqSize), MaxRecvWR: uint32(r.rqSize), MaxSendSGE: 2, MaxRecvSGE: 1,
+			MaxInlineData: uint32(sz.inline)}})
 	if err != nil {
 		return err
 	}
+	r.inline = r.qp.MaxInline() // what the QP took, which may be more (rs_create_ep reads it back)
 	for range r.rqSize {
 		if err := r.qp.PostRecv(&rsRecvWR); err != nil {
 			return err

@@ -67,8 +67,9 @@ func withPort(s string) string {
 }
 
 // SetBuffers sets SO_SNDBUF and SO_RCVBUF on c where its type can (a
-// TCP connection, an rsocket that offers the same methods); n <= 0
-// leaves them.
+// TCP connection); n <= 0 leaves them. An rsocket.Conn has the same
+// methods, but sizes its buffers when it connects (Options reach its
+// Dialer and ListenConfig): on it they change nothing.
 func SetBuffers(c net.Conn, n int) {
 	if n <= 0 {
 		return

@@ -87,3 +87,20 @@ func TestIntegrationRstreamRDMAErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegrationRstreamRDMABuffers: with -B (rsockets' buffers, twice
+// -B each way: 16 KiB here, an eighth of the default) ours sizes its
+// buffers as rdma-core's does, and each side's 100000-byte transfers go
+// through the other's small buffer, in both roles.
+func TestIntegrationRstreamRDMABuffers(t *testing.T) {
+	o, r := ours(nil), theirs(t)
+	for _, p := range [][2]cmtest.Side{{o, o}, {r, o}, {o, r}} {
+		t.Run(p[0].String()+"-"+p[1].String(), func(t *testing.T) {
+			rs, rc := pair(t, rdmaMode, p[0], p[1], "-B", "8192", "-S", "100000", "-C", "10", "-I", "2", "-T", "v")
+			want := []string{"custom    97k     10      2       3.8m    "}
+			if s, c := table(t, rs.Stdout), table(t, rc.Stdout); !slices.Equal(s, want) || !slices.Equal(c, want) {
+				t.Fatalf("server %q\nclient %q\nwant %q", s, c, want)
+			}
+		})
+	}
+}

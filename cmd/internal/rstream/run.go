@@ -139,7 +139,15 @@ func (p *program) listen() int {
 	if err != nil {
 		return p.lookupFailed("getaddrinfo: ", err)
 	}
-	p.ln, err = p.nw.Listen(context.Background(), addr, p.options(-1))
+	// rstream sets the listener's options again before each accept,
+	// which the accepted rsocket takes: -i for the latency pass, none
+	// for the bandwidth pass. Our Listener sizes its connections once,
+	// at Listen: both passes get the latency pass's inline size.
+	inline := -1
+	if !p.c.custom {
+		inline = p.c.inline
+	}
+	p.ln, err = p.nw.Listen(context.Background(), addr, p.options(inline))
 	if err != nil {
 		p.perror("rbind", err)
 		return -1
