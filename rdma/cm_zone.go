@@ -62,3 +62,49 @@ func sockaddr(b []byte) netip.AddrPort {
 	}
 	return ap
 }
+
+// zoneLinkLocal names the zone of a link-local src the kernel reported
+// without a scope id (it gives none to the ids a connection request
+// makes, on 6.1 and 6.12 alike): the interface that holds src, when
+// exactly one does; a link-local dst without one is on the same link and
+// gets the same zone. Anything else is returned as it is.
+func zoneLinkLocal(src, dst netip.AddrPort) (netip.AddrPort, netip.AddrPort) {
+	s := src.Addr()
+	if !s.Is6() || !s.IsLinkLocalUnicast() || s.Zone() != "" {
+		return src, dst
+	}
+	zone := interfaceWith(s)
+	if zone == "" {
+		return src, dst
+	}
+	src = netip.AddrPortFrom(s.WithZone(zone), src.Port())
+	if d := dst.Addr(); d.Is6() && d.IsLinkLocalUnicast() && d.Zone() == "" {
+		dst = netip.AddrPortFrom(d.WithZone(zone), dst.Port())
+	}
+	return src, dst
+}
+
+// interfaceWith is the name of the one interface that has the address
+// a, or "" if none or several have it.
+func interfaceWith(a netip.Addr) string {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return ""
+	}
+	found := ""
+	for _, ifi := range ifs {
+		addrs, err := ifi.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, ia := range addrs {
+			if p, err := netip.ParsePrefix(ia.String()); err == nil && p.Addr() == a {
+				if found != "" {
+					return ""
+				}
+				found = ifi.Name
+			}
+		}
+	}
+	return found
+}

@@ -94,3 +94,41 @@ func TestZoneEntryPoints(t *testing.T) {
 		}
 	}
 }
+
+// TestZoneLinkLocal: an unzoned link-local source held by one interface
+// gets that interface's name, and an unzoned link-local destination the
+// same; zoned, global, unknown and IPv4 addresses stay as they are.
+func TestZoneLinkLocal(t *testing.T) {
+	global := netip.MustParseAddrPort("[fd77::1]:1")
+	nobody := netip.MustParseAddrPort("[fe80::dead:beef:1:2]:3")
+	v4 := netip.MustParseAddrPort("10.77.0.1:4")
+	for _, c := range [][2]netip.AddrPort{{global, nobody}, {nobody, nobody}, {v4, v4}, {netip.AddrPort{}, nobody}} {
+		if s, d := zoneLinkLocal(c[0], c[1]); s != c[0] || d != c[1] {
+			t.Errorf("%v → %v became %v → %v", c[0], c[1], s, d)
+		}
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ifi := range ifs {
+		addrs, _ := ifi.Addrs()
+		for _, ia := range addrs {
+			p, err := netip.ParsePrefix(ia.String())
+			if err != nil || !p.Addr().IsLinkLocalUnicast() || !p.Addr().Is6() || interfaceWith(p.Addr()) != ifi.Name {
+				continue
+			}
+			src := netip.AddrPortFrom(p.Addr(), 5)
+			s, d := zoneLinkLocal(src, nobody)
+			if s.Addr().Zone() != ifi.Name || s.Addr().WithZone("") != p.Addr() || s.Port() != 5 || d.Addr().Zone() != ifi.Name || d.Port() != nobody.Port() {
+				t.Errorf("%v → %v on %s: %v → %v", src, nobody, ifi.Name, s, d)
+			}
+			zoned := netip.AddrPortFrom(p.Addr().WithZone("x"), 5)
+			if s, _ := zoneLinkLocal(zoned, nobody); s != zoned {
+				t.Errorf("zoned %v became %v", zoned, s)
+			}
+			return
+		}
+	}
+	t.Log("no interface has a link-local address of its own: only the unchanged cases ran")
+}

@@ -24,18 +24,10 @@ var ipv6Addrs = []struct {
 	addr func(testing.TB) (netip.Addr, uint32)
 }{{"global", rxetest.Addr6}, {"link-local", rxetest.LinkLocal}}
 
-// sameAddr says whether got is want, but for a zone the kernel may leave
-// out (the id of a request learns no scope id on some kernels): a zone
-// got does have must be want's, by name.
-func sameAddr(got net.Addr, want netip.AddrPort) bool {
-	a, ok := got.(*Addr)
-	if !ok {
-		return false
-	}
-	if a.Addr().Zone() == "" {
-		want = netip.AddrPortFrom(want.Addr().WithZone(""), want.Port())
-	}
-	return a.AddrPort == want
+// isAddr says whether a is the *Addr of ap, zone included.
+func isAddr(a net.Addr, ap netip.AddrPort) bool {
+	x, ok := a.(*Addr)
+	return ok && x.AddrPort == ap
 }
 
 // pair6 dials network to address, and returns the dialled end and l's
@@ -103,7 +95,7 @@ func TestIntegrationRSIPv6(t *testing.T) {
 			if cr.AddrPort != la.AddrPort || cl.Addr() != addr || cl.Port() == 0 {
 				t.Fatalf("client %v → %v, listener %v", cl, cr, la)
 			}
-			if !sameAddr(srv.LocalAddr(), la.AddrPort) || !sameAddr(srv.RemoteAddr(), cl.AddrPort) {
+			if !isAddr(srv.LocalAddr(), la.AddrPort) || !isAddr(srv.RemoteAddr(), cl.AddrPort) {
 				t.Fatalf("server %v → %v, client %v → %v", srv.LocalAddr(), srv.RemoteAddr(), cl, cr)
 			}
 			t.Logf("client %v → %v, server %v → %v", cl, cr, srv.LocalAddr(), srv.RemoteAddr())
@@ -112,7 +104,7 @@ func TestIntegrationRSIPv6(t *testing.T) {
 			local := netip.AddrPortFrom(addr, 7491)
 			d := &Dialer{LocalAddr: net.TCPAddrFromAddrPort(local)}
 			cli2, srv2 := pair6(t, l, d, "rdma6", la.String())
-			if cli2.LocalAddr().String() != local.String() || !sameAddr(srv2.RemoteAddr(), local) {
+			if cli2.LocalAddr().String() != local.String() || !isAddr(srv2.RemoteAddr(), local) {
 				t.Fatalf("bound to %v: client from %v, server sees %v", local, cli2.LocalAddr(), srv2.RemoteAddr())
 			}
 			exchange(t, cli2, srv2, 1000)
@@ -140,7 +132,7 @@ func TestIntegrationRSIPv6Wildcard(t *testing.T) {
 	for _, a := range []netip.Addr{addr, ll} {
 		dst := netip.AddrPortFrom(a, la.Port())
 		cli, srv := pair6(t, l, nil, "rdma6", dst.String())
-		if cli.RemoteAddr().String() != dst.String() || !sameAddr(srv.LocalAddr(), dst) || !sameAddr(srv.RemoteAddr(), cli.LocalAddr().(*Addr).AddrPort) {
+		if cli.RemoteAddr().String() != dst.String() || !isAddr(srv.LocalAddr(), dst) || !isAddr(srv.RemoteAddr(), cli.LocalAddr().(*Addr).AddrPort) {
 			t.Fatalf("dialled %v: client %v → %v, server %v → %v", dst, cli.LocalAddr(), cli.RemoteAddr(), srv.LocalAddr(), srv.RemoteAddr())
 		}
 		exchange(t, cli, srv, 1000)
@@ -240,7 +232,7 @@ func TestIntegrationRSIPv6Rstream(t *testing.T) {
 					t.Fatalf("%v\n%s", err, r.out.String())
 				}
 				t.Cleanup(func() { conn.Close() })
-				if !sameAddr(conn.LocalAddr(), dst.AddrPort) || conn.RemoteAddr().(*Addr).Addr().WithZone("") != addr.WithZone("") {
+				if !isAddr(conn.LocalAddr(), dst.AddrPort) || conn.RemoteAddr().(*Addr).Addr() != addr {
 					t.Fatalf("accepted rstream: %v → %v, listener %v", conn.LocalAddr(), conn.RemoteAddr(), dst)
 				}
 				rstreamPeer(t, conn, false)
