@@ -91,7 +91,8 @@ payload=` + guestWork + `/run/$run/payload.sh
 # addresses 10.77.i.1/24 and 10.77.i.2/24, fd77:i::1/64 and fd77:i::2/64,
 # and the link-local addresses the kernel gives them. Without duplicate
 # address detection every IPv6 address is usable (and has its RoCE GID)
-# as soon as its link is up, not a second or two later.
+# as soon as its link is up, not a second or two later; and the IPv6
+# addresses stay when a test takes a link down, as the IPv4 ones do.
 syspath=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # Through the host's sh, so that busybox cannot run its own applets instead
 # of the host's commands.
@@ -99,8 +100,11 @@ inroot() {
 	env -i PATH=$syspath HOME=/tmp chroot /mnt /bin/sh -c "$1"
 }
 pairs=$(( (devices + 1) / 2 ))
-for f in /mnt/proc/sys/net/ipv6/conf/default/accept_dad /mnt/proc/sys/net/ipv6/conf/all/accept_dad; do
-	[ -e $f ] && echo 0 >$f
+for c in default all; do
+	f=/mnt/proc/sys/net/ipv6/conf/$c
+	[ -d $f ] || continue
+	echo 0 >$f/accept_dad
+	echo 1 >$f/keep_addr_on_down
 done
 {
 	echo "link set lo up"
