@@ -177,25 +177,28 @@ func (id *ID) write(op string, cmd uint32, req []byte, respOff int, resp []byte)
 
 // Bind binds the id to a local address (rdma_bind_addr); a specific
 // address binds it to that address's device, port 0 picks a free port.
-// IPv4-mapped IPv6 addresses bind as IPv4.
+// IPv4-mapped IPv6 addresses bind as IPv4. An IPv6 zone is an interface's
+// name or index; one that names none is an error (a *net.AddrError).
 func (id *ID) Bind(addr netip.AddrPort) error {
 	op := fmt.Sprintf("bind %v", addr)
 	req := ucma.Bind{ID: id.handle}
-	if req.AddrSize = ucma.PutSockaddr(&req.Addr, addr); req.AddrSize == 0 {
-		return fmt.Errorf("rdma: %s: not an IP address: %w", op, errInvalid)
+	var err error
+	if req.AddrSize, err = putSockaddr(&req.Addr, addr); err != nil {
+		return fmt.Errorf("rdma: %s: %w", op, err)
 	}
 	if err := id.write(op, ucma.RDMA_USER_CM_CMD_BIND, kabi.Bytes(&req), 0, nil); err != nil {
 		return err
 	}
-	_, err := id.queryAddr()
+	_, err = id.queryAddr()
 	return err
 }
 
 // ResolveAddr resolves dst, and src when valid (else the route's source
 // is used), to a device and port (rdma_resolve_addr); an unbound id gets
-// a free port. The result is an ADDR_RESOLVED or ADDR_ERROR event within
-// timeout. On a synchronous id ResolveAddr waits for it (until ctx ends);
-// otherwise it returns once the kernel took the request and ctx is unused.
+// a free port; zones are as Bind takes them. The result is an
+// ADDR_RESOLVED or ADDR_ERROR event within timeout. On a synchronous id
+// ResolveAddr waits for it (until ctx ends); otherwise it returns once
+// the kernel took the request and ctx is unused.
 func (id *ID) ResolveAddr(ctx context.Context, src, dst netip.AddrPort, timeout time.Duration) error {
 	op := fmt.Sprintf("resolve addr %v", dst)
 	ms, err := millis(op, timeout)
@@ -203,11 +206,13 @@ func (id *ID) ResolveAddr(ctx context.Context, src, dst netip.AddrPort, timeout 
 		return err
 	}
 	req := ucma.ResolveAddr{ID: id.handle, TimeoutMs: ms}
-	if req.DstSize = ucma.PutSockaddr(&req.DstAddr, dst); req.DstSize == 0 {
-		return fmt.Errorf("rdma: %s: not an IP address: %w", op, errInvalid)
+	if req.DstSize, err = putSockaddr(&req.DstAddr, dst); err != nil {
+		return fmt.Errorf("rdma: %s: %w", op, err)
 	}
 	if src.IsValid() {
-		req.SrcSize = ucma.PutSockaddr(&req.SrcAddr, src)
+		if req.SrcSize, err = putSockaddr(&req.SrcAddr, src); err != nil {
+			return fmt.Errorf("rdma: %s: source: %w", op, err)
+		}
 	}
 	if err := id.write(op, ucma.RDMA_USER_CM_CMD_RESOLVE_ADDR, kabi.Bytes(&req), 0, nil); err != nil {
 		return err

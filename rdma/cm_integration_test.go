@@ -243,6 +243,24 @@ func connectPairWith(t *testing.T, sch, cch *EventChannel, dst netip.AddrPort, d
 	return srv, cli, se, ce
 }
 
+// pingPong sends ping from the client's endpoint and pong back from the
+// server's, each end's receive posted (connectPair), and checks both.
+func pingPong(t *testing.T, ce, se *endpoint, ping, pong string) {
+	t.Helper()
+	ce.send(t, ping)
+	for _, wc := range []uverbs.WC{ce.poll(t), se.poll(t)} {
+		if wc.Opcode == uverbs.WCRecv && string(se.buf.Bytes()[2048:2048+wc.ByteLen]) != ping {
+			t.Fatalf("server received %q", se.buf.Bytes()[2048:2048+wc.ByteLen])
+		}
+	}
+	se.send(t, pong)
+	for _, wc := range []uverbs.WC{se.poll(t), ce.poll(t)} {
+		if wc.Opcode == uverbs.WCRecv && string(ce.buf.Bytes()[2048:2048+wc.ByteLen]) != pong {
+			t.Fatalf("client received %q", ce.buf.Bytes()[2048:2048+wc.ByteLen])
+		}
+	}
+}
+
 // TestIntegrationCMConnect: our client and our server, over one rxe
 // device: connect, accept, one message each way, disconnect.
 func TestIntegrationCMConnect(t *testing.T) {
@@ -260,18 +278,7 @@ func TestIntegrationCMConnect(t *testing.T) {
 		t.Fatalf("client's addresses %+v: %v", a, err)
 	}
 
-	ce.send(t, "ping")
-	for _, wc := range []uverbs.WC{ce.poll(t), se.poll(t)} {
-		if wc.Opcode == uverbs.WCRecv && string(se.buf.Bytes()[2048:2048+wc.ByteLen]) != "ping" {
-			t.Fatalf("server received %q", se.buf.Bytes()[2048:2048+wc.ByteLen])
-		}
-	}
-	se.send(t, "pong")
-	for _, wc := range []uverbs.WC{se.poll(t), ce.poll(t)} {
-		if wc.Opcode == uverbs.WCRecv && string(ce.buf.Bytes()[2048:2048+wc.ByteLen]) != "pong" {
-			t.Fatalf("client received %q", ce.buf.Bytes()[2048:2048+wc.ByteLen])
-		}
-	}
+	pingPong(t, ce, se, "ping", "pong")
 
 	if err := cli.Disconnect(); err != nil {
 		t.Fatalf("Disconnect: %v", err)

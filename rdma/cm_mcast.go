@@ -59,13 +59,17 @@ func (id *ID) JoinMulticast(ctx context.Context, group netip.Addr, sendOnly bool
 	if sendOnly {
 		req.JoinFlags = ucma.RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER
 	}
-	req.AddrSize = ucma.PutSockaddr(&req.Addr, netip.AddrPortFrom(group, 0))
+	n, err := putSockaddr(&req.Addr, netip.AddrPortFrom(group, 0))
+	if err != nil {
+		return nil, fmt.Errorf("rdma: %s: %w", op, err)
+	}
+	req.AddrSize = n
 	if err := id.enrollMC(op, m); err != nil {
 		return nil, err
 	}
 	req.UID = m.uid
 	var resp ucma.CreateIDResp
-	err := id.write(op, ucma.RDMA_USER_CM_CMD_JOIN_MCAST, kabi.Bytes(&req), 0, kabi.Bytes(&resp))
+	err = id.write(op, ucma.RDMA_USER_CM_CMD_JOIN_MCAST, kabi.Bytes(&req), 0, kabi.Bytes(&resp))
 	m.handle = resp.ID
 	if err == nil {
 		id.mu.Lock()

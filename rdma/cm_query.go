@@ -11,7 +11,11 @@ import (
 )
 
 // AddrInfo is what QUERY ADDR reports of an id: its addresses and the
-// device port it is bound to.
+// device port it is bound to. An IPv6 address's zone is its interface's
+// name (its index, in decimal, if no interface has it now). The kernel
+// gives the ids of connection requests no scope id: a link-local Src
+// then gets the zone of the one interface that has it, and a link-local
+// Dst the same.
 type AddrInfo struct {
 	Src, Dst netip.AddrPort
 	NodeGUID ib.GUID // zero while the id is not bound to a device
@@ -33,8 +37,9 @@ func (id *ID) queryAddr() (AddrInfo, error) {
 	if err != nil {
 		return AddrInfo{}, err
 	}
-	_, src := ucma.Sockaddr(r.SrcAddr[:min(int(r.SrcSize), len(r.SrcAddr))])
-	_, dst := ucma.Sockaddr(r.DstAddr[:min(int(r.DstSize), len(r.DstAddr))])
+	src := sockaddr(r.SrcAddr[:min(int(r.SrcSize), len(r.SrcAddr))])
+	dst := sockaddr(r.DstAddr[:min(int(r.DstSize), len(r.DstAddr))])
+	src, dst = zoneLinkLocal(src, dst)
 	a := AddrInfo{Src: src, Dst: dst, NodeGUID: ib.GUID(r.NodeGUID), DevIndex: r.IBDevIndex, Port: r.PortNum,
 		PKey: binary.BigEndian.Uint16(r.PKey[:])}
 	if err := id.bindDevice(a); err != nil {

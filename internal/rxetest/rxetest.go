@@ -25,6 +25,29 @@ import (
 // its own traffic; two in one network namespace do not reach each other).
 func Addr(t testing.TB) (netip.Addr, uint32) {
 	t.Helper()
+	return netdevAddr(t, "IPv4", func(a netip.Addr) bool { return a.Is4() })
+}
+
+// Addr6 is Addr's IPv6 counterpart: a global (not link-local) IPv6
+// address of the first RDMA device's netdev (the VM gives veth0
+// fd77::1), and the device's index.
+func Addr6(t testing.TB) (netip.Addr, uint32) {
+	t.Helper()
+	return netdevAddr(t, "global IPv6", func(a netip.Addr) bool { return a.Is6() && !a.Is4In6() && a.IsGlobalUnicast() })
+}
+
+// LinkLocal is the IPv6 link-local address of the first RDMA device's
+// netdev, with the netdev's name as its zone ("fe80::…%veth0"), and the
+// device's index.
+func LinkLocal(t testing.TB) (netip.Addr, uint32) {
+	t.Helper()
+	return netdevAddr(t, "IPv6 link-local", func(a netip.Addr) bool { return a.Is6() && a.IsLinkLocalUnicast() })
+}
+
+// netdevAddr is the first address of the first RDMA device's netdev that
+// is what ok wants (what), zoned with the netdev's name if link-local.
+func netdevAddr(t testing.TB, what string, ok func(netip.Addr) bool) (netip.Addr, uint32) {
+	t.Helper()
 	devs := Devices(t)
 	c, err := nldev.Dial()
 	if err != nil {
@@ -41,11 +64,14 @@ func Addr(t testing.TB) (netip.Addr, uint32) {
 	}
 	addrs, _ := ifi.Addrs()
 	for _, a := range addrs {
-		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() {
+		if p, err := netip.ParsePrefix(a.String()); err == nil && ok(p.Addr()) {
+			if p.Addr().IsLinkLocalUnicast() {
+				return p.Addr().WithZone(ifi.Name), devs[0].Index
+			}
 			return p.Addr(), devs[0].Index
 		}
 	}
-	testenv.Skip(t, "%s (%s) has no IPv4 address", ifi.Name, devs[0].Name)
+	testenv.Skip(t, "%s (%s) has no %s address", ifi.Name, devs[0].Name, what)
 	return netip.Addr{}, 0
 }
 

@@ -16,7 +16,10 @@ var errInvalid = unix.EINVAL
 // Addr is the address of an rsocket-compatible connection (Conn,
 // Listener): an IP address and a port in rdma_cm's TCP port space. Make
 // one with AddrFromAddrPort; the zero Addr is no address. Both Addr and
-// *Addr are net.Addrs; Conn and Listener return *Addr.
+// *Addr are net.Addrs; Conn and Listener return *Addr. An IPv6
+// link-local address carries its zone, as package net's do: Dial and
+// Listen take an interface's name or index ("[fe80::1%veth0]:7471"), and
+// LocalAddr, RemoteAddr and Addr report the name.
 type Addr struct {
 	ap netip.AddrPort
 }

@@ -45,6 +45,11 @@ func rsPair(t *testing.T, l *Listener, d *Dialer) (cli, srv *Conn) {
 }
 
 func rsPairErr(l *Listener, d *Dialer) (cli, srv *Conn, err error) {
+	return rsPairTo(l, d, "rdma", l.Addr().String())
+}
+
+// rsPairTo is rsPairErr dialling network and address.
+func rsPairTo(l *Listener, d *Dialer, network, address string) (cli, srv *Conn, err error) {
 	if d == nil {
 		d = &Dialer{}
 	}
@@ -59,7 +64,10 @@ func rsPairErr(l *Listener, d *Dialer) (cli, srv *Conn, err error) {
 		c, err := l.AcceptConn(ctx)
 		ch <- accepted{c, err}
 	}()
-	cli, err = d.DialContext(ctx, "rdma", l.Addr().String())
+	cli, err = d.DialContext(ctx, network, address)
+	if err != nil {
+		cancel() // no client comes: the accept need not wait
+	}
 	a := <-ch
 	if err != nil || a.err != nil {
 		if cli != nil {

@@ -88,7 +88,11 @@ payload=` + guestWork + `/run/$run/payload.sh
 [ -f "/mnt$payload" ] || fail "no payload $payload in the work directory"
 
 # Device k is rxek on vethk; veth pair i is veth(2i), veth(2i+1) with the
-# addresses 10.77.i.1/24 and 10.77.i.2/24.
+# addresses 10.77.i.1/24 and 10.77.i.2/24, fd77:i::1/64 and fd77:i::2/64,
+# and the link-local addresses the kernel gives them. Without duplicate
+# address detection every IPv6 address is usable (and has its RoCE GID)
+# as soon as its link is up, not a second or two later; and the IPv6
+# addresses stay when a test takes a link down, as the IPv4 ones do.
 syspath=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # Through the host's sh, so that busybox cannot run its own applets instead
 # of the host's commands.
@@ -96,6 +100,12 @@ inroot() {
 	env -i PATH=$syspath HOME=/tmp chroot /mnt /bin/sh -c "$1"
 }
 pairs=$(( (devices + 1) / 2 ))
+for c in default all; do
+	f=/mnt/proc/sys/net/ipv6/conf/$c
+	[ -d $f ] || continue
+	echo 0 >$f/accept_dad
+	echo 1 >$f/keep_addr_on_down
+done
 {
 	echo "link set lo up"
 	i=0
@@ -105,6 +115,8 @@ pairs=$(( (devices + 1) / 2 ))
 		echo "link add veth$a type veth peer name veth$b"
 		echo "addr add 10.77.$i.1/24 dev veth$a"
 		echo "addr add 10.77.$i.2/24 dev veth$b"
+		echo "addr add fd77:$i::1/64 dev veth$a nodad"
+		echo "addr add fd77:$i::2/64 dev veth$b nodad"
 		echo "link set veth$a up"
 		echo "link set veth$b up"
 		i=$((i + 1))

@@ -24,7 +24,9 @@
 // over 9p and chroots into it, so it runs the host's own binaries: ours, and
 // iproute2 and rdma-core for differential checks. Device k is rxe<k> on
 // veth<k>; veth pair i (veth<2i>, veth<2i+1>) has 10.77.i.1/24 and
-// 10.77.i.2/24. Every port is ACTIVE before the payload runs. The payload
+// 10.77.i.2/24, fd77:i::1/64 and fd77:i::2/64 and link-local addresses (no
+// duplicate address detection: all usable at once). Every port is ACTIVE
+// before the payload runs. The payload
 // sees:
 //
 //	RDMASTACK_VM=1              tests fail, not skip, without a device

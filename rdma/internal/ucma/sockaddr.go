@@ -22,8 +22,9 @@ const (
 
 // PutSockaddr writes ap into s as a sockaddr_in (an IPv4 or IPv4-mapped
 // address) or sockaddr_in6 and returns the size the command must carry.
-// A zone must be a numeric interface index (resolve names before). An
-// invalid ap gives 0.
+// A zone must be a numeric interface index (package rdma resolves names
+// before): an invalid ap, or a zone that is not a number, gives 0, never
+// a scope id of 0 in place of the one meant.
 func PutSockaddr(s *SockaddrStorage, ap netip.AddrPort) uint16 {
 	*s = SockaddrStorage{}
 	a := ap.Addr()
@@ -37,15 +38,19 @@ func PutSockaddr(s *SockaddrStorage, ap netip.AddrPort) uint16 {
 		copy(s[offIn4:], b[:])
 		return SizeofSockaddrIn
 	}
+	var scope uint64
+	if z := a.Zone(); z != "" {
+		n, err := strconv.ParseUint(z, 10, 32)
+		if err != nil {
+			return 0
+		}
+		scope = n
+	}
 	binary.NativeEndian.PutUint16(s[0:], AF_INET6)
 	binary.BigEndian.PutUint16(s[offPort:], ap.Port())
 	b := a.As16()
 	copy(s[offIn6:], b[:])
-	if z := a.Zone(); z != "" {
-		if n, err := strconv.ParseUint(z, 10, 32); err == nil {
-			binary.NativeEndian.PutUint32(s[offIn6Zone:], uint32(n))
-		}
-	}
+	binary.NativeEndian.PutUint32(s[offIn6Zone:], uint32(scope))
 	return SizeofSockaddrIn6
 }
 
