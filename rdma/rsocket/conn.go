@@ -18,8 +18,9 @@ import (
 )
 
 // Conn is a stream connection over an RC QP, wire-compatible with
-// librdmacm's rsockets (version 1, without iomap): a peer may be a C
-// program using rsocket(3) (rstream, rcopy) or another Conn. It
+// librdmacm's rsockets (version 1, iomap included: Map and WriteAt are
+// riomap and riowrite): a peer may be a C program using rsocket(3)
+// (rstream, rcopy, riostream) or another Conn. It
 // implements net.Conn; Read and Write may run at once in different
 // goroutines, and blocked calls wake on their deadline and on Close.
 //
@@ -40,6 +41,7 @@ type Conn struct {
 
 	mu      sync.Mutex // guards flow, the CQ and changed
 	flow    rsFlow
+	iomap   rsIOMap
 	changed chan struct{} // closed and replaced whenever flow changes
 	wcs     [16]uverbs.WC
 
@@ -429,7 +431,7 @@ func (c *Conn) Close() error {
 			err = errors.Join(err, c.ch.Close())
 		}
 		c.mu.Lock()
-		err = errors.Join(err, c.res.close())
+		err = errors.Join(err, c.closeMappings(), c.res.close())
 		c.mu.Unlock()
 		if err != nil {
 			c.closeErr = c.opError("close", err)

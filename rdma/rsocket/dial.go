@@ -34,6 +34,11 @@ type Dialer struct {
 	// It is a bound on each wait, never a spin while idle: 0 means
 	// DefaultPollTime, < 0 no polling.
 	PollTime time.Duration
+	// IOMapSize is how many windows (Mapping) the peer may give this
+	// side to WriteAt into: rsockets' RDMA_IOMAPSIZE, rounded as they
+	// round it (rsproto scale: up to 128, then multiples of 256). 0
+	// means none, rsockets' default.
+	IOMapSize int
 }
 
 // Dial connects to address ("host:port") on network "rdma", "rdma4" or
@@ -150,6 +155,7 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 	if _, err := awaitEvent(ctx, id, rdma.EventRouteResolved); err != nil {
 		return nil, err
 	}
+	res.iomapSize = rsproto.IOMapEntries(d.IOMapSize)
 	if err := res.setup(id); err != nil {
 		return nil, err
 	}

@@ -62,15 +62,17 @@ func (c *Conn) start(peer rsproto.ConnData) {
 	f.remoteSGE = 1 % int(peer.TargetSGL.Length)
 	f.peerOrder = peer.SGEOrder()
 	f.sseqComp = peer.Credits
+	c.iomap.remote = peer.RemoteIOMap()
 	c.putTarget(0, peer.DataBuf)
 }
 
 // ourConnData is what this side announces (rs_format_conn_data). Its
-// credit updates come in little-endian order (no FlagNet), and it has no
-// iomap.
+// credit updates and iomap entries come in little-endian order (no
+// FlagNet); its iomap array follows the target SGL.
 func (c *Conn) ourConnData() rsproto.ConnData {
 	r := &c.res
 	return rsproto.ConnData{Version: rsproto.Version, Credits: uint16(r.rqSize),
+		Flags: rsproto.FlagIOMap, IOMapSize: rsproto.ValueToScale(r.iomapSize),
 		TargetSGL: rsproto.SGE{Addr: r.tbuf.Addr(0), Key: r.tmr.RKey(), Length: rsproto.SGLSize},
 		DataBuf:   rsproto.SGE{Addr: r.rbuf.Addr(0), Key: r.rmr.RKey(), Length: uint32(r.rbufSize / 2)}}
 }
@@ -122,24 +124,9 @@ func (c *Conn) post(wr *uverbs.SendWR) bool {
 // and returns how many; canSend must hold.
 func (c *Conn) writeData(b []byte) int {
 	f := &c.flow
-	r := &c.res
 	t := c.target(f.targetSGE)
 	n := min(len(b), rsproto.MaxTransfer, f.sbufAvail, int(t.Length))
-	sb := r.sbuf.Bytes()
-	var sges [2]uverbs.SGE
-	nsge := 1
-	if end := r.sbufSize - f.sOff; n <= end {
-		copy(sb[f.sOff:], b[:n])
-		sges[0] = uverbs.SGE{Addr: r.sbuf.Addr(f.sOff), Length: uint32(n), LKey: r.smr.LKey()}
-		f.sOff = (f.sOff + n) % r.sbufSize
-	} else {
-		copy(sb[f.sOff:r.sbufSize], b[:end])
-		copy(sb, b[end:n])
-		sges[0] = uverbs.SGE{Addr: r.sbuf.Addr(f.sOff), Length: uint32(end), LKey: r.smr.LKey()}
-		sges[1] = uverbs.SGE{Addr: r.sbuf.Addr(0), Length: uint32(n - end), LKey: r.smr.LKey()}
-		nsge = 2
-		f.sOff = n - end
-	}
+	sges, nsge := c.stage(b[:n])
 	f.sseqNo++
 	f.sqeAvail--
 	f.sbufAvail -= n
@@ -154,6 +141,28 @@ func (c *Conn) writeData(b []byte) int {
 	c.post(&uverbs.SendWR{ID: uint64(msg), Opcode: uverbs.OpRDMAWriteWithImm, Imm: uint32(msg),
 		SGE: sges[:nsge], RemoteAddr: addr, RKey: t.Key})
 	return n
+}
+
+// stage copies b into the send buffer's ring where the next send goes
+// and returns the one or two entries (nsge) that name it there; len(b)
+// must not exceed sbufAvail, which the caller takes it from.
+func (c *Conn) stage(b []byte) (sges [2]uverbs.SGE, nsge int) {
+	f := &c.flow
+	r := &c.res
+	n := len(b)
+	sb := r.sbuf.Bytes()
+	if end := r.sbufSize - f.sOff; n > end {
+		copy(sb[f.sOff:r.sbufSize], b[:end])
+		copy(sb, b[end:])
+		sges[0] = uverbs.SGE{Addr: r.sbuf.Addr(f.sOff), Length: uint32(end), LKey: r.smr.LKey()}
+		sges[1] = uverbs.SGE{Addr: r.sbuf.Addr(0), Length: uint32(n - end), LKey: r.smr.LKey()}
+		f.sOff = n - end
+		return sges, 2
+	}
+	copy(sb[f.sOff:], b)
+	sges[0] = uverbs.SGE{Addr: r.sbuf.Addr(f.sOff), Length: uint32(n), LKey: r.smr.LKey()}
+	f.sOff = (f.sOff + n) % r.sbufSize
+	return sges, 1
 }
 
 // postCtrl sends a message with no data (rs_post_msg); a control slot
@@ -261,7 +270,9 @@ func (c *Conn) complete(wc *uverbs.WC) bool {
 		switch msg.Op() {
 		case rsproto.OpSGL:
 			f.sseqComp = uint16(msg.Data())
-		case rsproto.OpIOMapSGL, rsproto.OpWrite:
+		case rsproto.OpIOMapSGL:
+			c.iomapWritten(msg.Data())
+		case rsproto.OpWrite:
 		case rsproto.OpCtrl:
 			switch rsproto.Ctrl(msg.Data()) {
 			case rsproto.CtrlDisconnect:

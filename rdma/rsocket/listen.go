@@ -33,6 +33,8 @@ type ListenConfig struct {
 	// it is rejected at once (the client's dial fails with
 	// ECONNREFUSED). 0 or less means DefaultMaxHandshakes.
 	MaxHandshakes int
+	// IOMapSize is the accepted connections' iomap size, as Dialer's.
+	IOMapSize int
 }
 
 // Listener accepts rsocket-compatible connections. It implements
@@ -50,6 +52,8 @@ type Listener struct {
 	addr *Addr
 	ka   time.Duration
 	poll time.Duration
+
+	iomap int // entries of the accepted connections' iomap arrays
 
 	hs       *rsHandshakes[*Conn]
 	loopDone chan struct{} // closed when the request loop ends
@@ -92,7 +96,7 @@ func (lc *ListenConfig) Listen(ctx context.Context, network, address string) (*L
 		}
 		return nil, opErr(errors.Join(err, ch.Close()))
 	}
-	l := &Listener{id: id, ch: ch, addr: &Addr{ap}, ka: lc.KeepAlive, poll: lc.PollTime,
+	l := &Listener{id: id, ch: ch, addr: &Addr{ap}, ka: lc.KeepAlive, poll: lc.PollTime, iomap: rsproto.IOMapEntries(lc.IOMapSize),
 		hs:       newRSHandshakes(lc.MaxHandshakes, lc.HandshakeTimeout, func(c *Conn) { c.Close() }),
 		loopDone: make(chan struct{})}
 	if a, err := id.QueryAddr(); err == nil {
@@ -189,6 +193,7 @@ func (l *Listener) handshake(ctx context.Context, child *rdma.ID, peer rsproto.C
 	if err := child.Migrate(nil); err != nil {
 		return nil, err
 	}
+	res.iomapSize = l.iomap
 	if err := res.setup(child); err != nil {
 		return nil, err
 	}
