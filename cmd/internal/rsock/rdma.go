@@ -12,7 +12,7 @@ import (
 // o.Local when set, as rsocket, rbind and rconnect do. rsocket.Conn has no
 // socket buffer or inline size to set: rsockets' defaults hold.
 func dialRDMA(ctx context.Context, address string, o Options) (net.Conn, error) {
-	d := rsocket.Dialer{KeepAlive: keepAlive(o.KeepAlive)}
+	d := rsocket.Dialer{KeepAlive: keepAlive(o.KeepAlive), IOMapSize: o.IOMap}
 	if o.Local != "" {
 		a, err := net.ResolveTCPAddr("tcp", withPort(o.Local))
 		if err != nil {
@@ -31,7 +31,7 @@ func dialRDMA(ctx context.Context, address string, o Options) (net.Conn, error) 
 // listenRDMA listens for rsockets on address ("ip:port"), as rsocket,
 // rbind and rlisten do.
 func listenRDMA(ctx context.Context, address string, o Options) (net.Listener, error) {
-	lc := rsocket.ListenConfig{Backlog: o.Backlog, KeepAlive: keepAlive(o.KeepAlive)}
+	lc := rsocket.ListenConfig{Backlog: o.Backlog, KeepAlive: keepAlive(o.KeepAlive), IOMapSize: o.IOMap}
 	return lc.Listen(ctx, "rdma", address)
 }
 

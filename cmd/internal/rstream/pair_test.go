@@ -3,9 +3,7 @@ package rstream
 import (
 	"io"
 	"net/netip"
-	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,23 +58,13 @@ func pair(t testing.TB, m mode, server, client cmtest.Side, extra ...string) (rs
 	return rs, rc
 }
 
-// perfTail is what follows a table line's counts: seconds, Gb/s and
-// microseconds per transfer.
-var perfTail = regexp.MustCompile(`^ *\d+\.\d\ds *(\d+\.\d\d|inf|-nan) *(\d+\.\d\d|inf|-nan)$`)
-
 // table checks out as rstream's table and returns its lines without the
-// measured part (the first 42 bytes: name, bytes, xfers, iters, total).
+// measured part (rsock.TableRows).
 func table(t testing.TB, out string) []string {
 	t.Helper()
-	if !strings.HasPrefix(out, header) || !strings.HasSuffix(out, "\n") {
-		t.Fatalf("no table:\n%s", out)
-	}
-	var rows []string
-	for _, l := range strings.Split(strings.TrimSuffix(out[len(header):], "\n"), "\n") {
-		if len(l) < 42 || !perfTail.MatchString(l[42:]) {
-			t.Fatalf("bad table line %q in\n%s", l, out)
-		}
-		rows = append(rows, l[:42])
+	rows, err := rsock.TableRows(out)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return rows
 }

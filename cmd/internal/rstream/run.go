@@ -61,7 +61,7 @@ func (p *program) main(args []string) error {
 	if c.sockets {
 		p.nw = rsock.TCP
 	}
-	n := testSizes[len(testSizes)-1].size
+	n := rsock.TestSizes[len(rsock.TestSizes)-1].Size
 	if c.custom {
 		n = c.size
 	}
@@ -76,33 +76,33 @@ func (p *program) main(args []string) error {
 		}
 		defer p.ln.Close()
 	}
-	fmt.Fprint(p.stdout, header)
+	fmt.Fprint(p.stdout, rsock.Header)
 	if c.custom {
 		if code := p.connect(-1); code != 0 {
 			return exit(code)
 		}
-		code := p.test(result{name: "custom", size: c.size, count: c.count, iters: c.iterations})
+		code := p.test(rsock.Result{Name: "custom", Size: c.size, Count: c.count, Iters: c.iterations})
 		p.conn.Close()
 		return exit(code)
 	}
 	// opt_latency: rsockets' inline data at -i; opt_bandwidth: none.
 	for _, k := range []struct {
 		inline int
-		test   func(size int) result
+		test   func(size int) rsock.Result
 	}{
-		{c.inline, func(size int) result {
-			return result{name: testName(size, "_lat"), size: size, count: 1, iters: p.count(size)}
+		{c.inline, func(size int) rsock.Result {
+			return rsock.Result{Name: rsock.TestName(size, "_lat"), Size: size, Count: 1, Iters: p.count(size)}
 		}},
-		{0, func(size int) result {
-			return result{name: testName(size, "_bw"), size: size, count: p.count(size), iters: 1}
+		{0, func(size int) rsock.Result {
+			return rsock.Result{Name: rsock.TestName(size, "_bw"), Size: size, Count: p.count(size), Iters: 1}
 		}},
 	} {
 		if code := p.connect(k.inline); code != 0 {
 			return exit(code)
 		}
-		for _, ts := range testSizes {
-			if ts.option == 0 || c.allSizes {
-				p.test(k.test(ts.size)) // rstream goes on after a failed test
+		for _, ts := range rsock.TestSizes {
+			if ts.Option == 0 || c.allSizes {
+				p.test(k.test(ts.Size)) // rstream goes on after a failed test
 			}
 		}
 		p.conn.Close()
@@ -137,7 +137,7 @@ func (p *program) listen() int {
 	}
 	addr, err := rsock.Resolve(p.c.src, p.c.port, true, p.c.numeric)
 	if err != nil {
-		return p.lookupFailed("getaddrinfo: ", err)
+		return rsock.LookupFailed(p.stdout, "getaddrinfo: ", err)
 	}
 	p.ln, err = p.nw.Listen(context.Background(), addr, p.options(-1))
 	if err != nil {
@@ -167,17 +167,17 @@ func (p *program) connect(inline int) int {
 	}
 	addr, err := rsock.Resolve(p.c.dst, p.c.port, false, p.c.numeric)
 	if err != nil {
-		return p.lookupFailed("getaddrinfo: ", err)
+		return rsock.LookupFailed(p.stdout, "getaddrinfo: ", err)
 	}
 	if p.c.src != "" {
 		if o.Local, err = rsock.Resolve(p.c.src, p.c.port, true, p.c.numeric); err != nil {
-			return p.lookupFailed("getaddrinfo src_addr: ", err)
+			return rsock.LookupFailed(p.stdout, "getaddrinfo src_addr: ", err)
 		}
 	}
 	p.keepalive()
 	conn, err := p.nw.Dial(context.Background(), addr, o)
 	if err != nil {
-		if code, ok := p.failedInPoll(err); ok {
+		if code, ok := rsock.FailedInPoll(p.stderr, err, p.c.nonblocking, p.c.sockets); ok {
 			return code
 		}
 		p.perror("rconnect", err)
@@ -187,43 +187,9 @@ func (p *program) connect(inline int) int {
 	return 0
 }
 
-// failedInPoll says how client_connect ends when a non-blocking connect
-// fails with err after it returned, and whether it does: rconnect (or
-// connect) answered EINPROGRESS, rstream polled for POLLOUT, do_poll
-// returned revents&(POLLERR|POLLHUP) and perror printed the errno the
-// connect left, EINPROGRESS.
-//
-// A refusal (the peer's RST, or the CM's REJ) and a timeout are answers
-// from the network, which a non-blocking call does not wait for. The
-// kernel's TCP polls POLLERR|POLLHUP for such a socket; rsockets' rpoll
-// POLLERR for one in rs_connect_error. rdma-core's rconnect can also
-// find the REJ already queued when it reads its CM channel without
-// waiting, and then reports it itself (perror "rconnect", -1); and
-// rpoll, which drives the connect too, can leave another errno than
-// EINPROGRESS: which it prints is a race in rdma-core (the outcomes are
-// listed in TestIntegrationRstreamRDMAErrors). Ours ends, every time,
-// as rdma-core's does when the connect returned EINPROGRESS and its CM
-// thread took the answer (rpoll, EINPROGRESS): an answer that comes
-// over the wire after the REQ is not there when a non-blocking connect
-// returns, and our Dial, not the poll, waits for it. Any other error is
-// the call's own, which rconnect reports.
-func (p *program) failedInPoll(err error) (int, bool) {
-	if !p.c.nonblocking {
-		return 0, false
-	}
-	if en, _ := rsock.Errno(err); en != unix.ECONNREFUSED && en != unix.ETIMEDOUT {
-		return 0, false
-	}
-	fmt.Fprintln(p.stderr, "rpoll: "+strerror(unix.EINPROGRESS))
-	if p.c.sockets {
-		return unix.POLLERR | unix.POLLHUP, true
-	}
-	return unix.POLLERR, true
-}
-
 // test is run_test: the 16-byte sync, then the timed transfers, then
 // the table line.
-func (p *program) test(r result) int {
+func (p *program) test(r rsock.Result) int {
 	client := p.c.dst != ""
 	if code := p.xfer(client, 16); code != 0 {
 		return code
@@ -232,20 +198,20 @@ func (p *program) test(r result) int {
 		return code
 	}
 	start := time.Now()
-	for range r.iters {
-		for range r.count {
-			if code := p.xfer(client, r.size); code != 0 {
+	for range r.Iters {
+		for range r.Count {
+			if code := p.xfer(client, r.Size); code != 0 {
 				return code
 			}
 		}
-		for range r.count {
-			if code := p.xfer(!client, r.size); code != 0 {
+		for range r.Count {
+			if code := p.xfer(!client, r.Size); code != 0 {
 				return code
 			}
 		}
 	}
-	r.elapsed = time.Since(start)
-	r.write(p.stdout)
+	r.Elapsed = time.Since(start)
+	r.Write(p.stdout)
 	return 0
 }
 
@@ -283,17 +249,6 @@ func (p *program) xfer(send bool, size int) int {
 // depend on whether the machine has RDMA devices.
 func (p *program) noAFIB() int {
 	fmt.Fprintln(p.stderr, "rstream: -f gid: AF_IB addresses are not supported")
-	return -1
-}
-
-// lookupFailed prints a failed getaddrinfo and returns its code.
-func (p *program) lookupFailed(what string, err error) int {
-	var le *cmnode.LookupError
-	if errors.As(err, &le) {
-		fmt.Fprintln(p.stdout, what+le.Text)
-		return le.Code
-	}
-	fmt.Fprintln(p.stdout, what+err.Error())
 	return -1
 }
 
