@@ -22,4 +22,10 @@
 // handshake on its own, bounded in time and in number (ListenConfig's
 // HandshakeTimeout and MaxHandshakes), so a client that stalls delays no
 // other.
+//
+// rsockets' iomap (riomap, riowrite) is Conn.Map and Conn.WriteAt: one
+// side maps a window of registered memory outside Go's heap, the other
+// RDMA-writes into it by offset, without a message, and says so on the
+// stream afterwards (see cmd/riostream). The windows a side may receive
+// are bounded by the peer's IOMapSize (RDMA_IOMAPSIZE).
 package rsocket

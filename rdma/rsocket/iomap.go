@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 
 	"golang.org/x/sys/unix"
 
@@ -83,7 +84,10 @@ func (c *Conn) Map(size int, offset int64) (*Mapping, error) {
 // memory for it (rs_get_iomap_mr, ibv_reg_mr); c.mu is held.
 func (c *Conn) newMapping(size int, offset int64) (*Mapping, error) {
 	im := &c.iomap
-	if c.flow.err != nil {
+	switch {
+	case isClosed(c.closed): // Close frees the PD under c.mu
+		return nil, net.ErrClosed
+	case c.flow.err != nil:
 		return nil, c.flow.err
 	}
 	if im.slots == nil {
