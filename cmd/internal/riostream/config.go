@@ -1,11 +1,11 @@
 package riostream
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 )
 
 const usage = `usage: %s
@@ -28,18 +28,7 @@ const usage = `usage: %s
 
 // config is a parsed command line, with riostream.c's (v44) defaults.
 type config struct {
-	dst, src   string // -s (client mode), -b (the server's listening address)
-	numeric    bool   // -f ip
-	gid        bool   // -f gid (AF_IB)
-	buffer     int    // -B: SO_SNDBUF/SO_RCVBUF; 0 is riostream's 512 KiB
-	inline     int    // -i: RDMA_INLINE of the latency tests
-	iterations int    // -I
-	count      int    // -C
-	size       int    // -S
-	custom     bool   // -I, -C or -S with a size: one test of those
-	allSizes   bool   // -S all
-	port       string // -p
-
+	rsock.Common
 	// -T: async (poll) and verify; nonblocking is MSG_DONTWAIT,
 	// riostream's default, which b clears.
 	async, verify, nonblocking bool
@@ -48,43 +37,13 @@ type config struct {
 // parse reads the command line as riostream's main does: a bad option
 // or -T argument prints the usage on stdout and exits 1.
 func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error) {
-	c := &config{inline: 64, iterations: 1, count: 1000, size: 1000, port: "7471", nonblocking: true}
+	c := &config{Common: rsock.NewCommon(), nonblocking: true}
 	g := cflags.New(prog, args, "s:b:f:B:i:I:C:S:p:T:", nil)
 	for g.Next() {
-		switch arg := g.Arg(); g.Opt() {
-		case 's':
-			c.dst = arg
-		case 'b':
-			c.src = arg
-		case 'f':
-			switch {
-			case cflags.HasPrefixFold(arg, "ip"):
-				c.numeric = true
-			case cflags.HasPrefixFold(arg, "gid"):
-				c.gid = true
-			default:
-				fmt.Fprintf(stderr, "Warning: unknown address format\n")
-			}
-		case 'B':
-			c.buffer = cmnode.Atoi(arg)
-		case 'i':
-			c.inline = cmnode.Atoi(arg)
-		case 'I':
-			c.custom, c.iterations = true, cmnode.Atoi(arg)
-		case 'C':
-			c.custom, c.count = true, cmnode.Atoi(arg)
-		case 'S':
-			if cflags.HasPrefixFold(arg, "all") {
-				c.allSizes = true
-			} else {
-				c.custom, c.size = true, cmnode.Atoi(arg)
-			}
-		case 'p':
-			c.port = arg
-		case 'T':
-			if c.testOption(arg) {
-				break
-			}
+		switch arg := g.Arg(); {
+		case c.Set(g.Opt(), arg, stderr):
+		case g.Opt() == 'T' && c.testOption(arg):
+		case g.Opt() == 'T':
 			return nil, cmnode.UsageExit(stdout, stderr, nil, usage, prog)
 		default:
 			return nil, cmnode.UsageExit(stdout, stderr, g.Err(), usage, prog)
@@ -93,35 +52,19 @@ func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error
 	return c, nil
 }
 
-// testOption is set_test_opt: one letter, or an argument that starts
-// with a word, case-insensitively ("async", "BLOCKING", "verify-me").
+// testOption is set_test_opt (rsock.TestOption) with riostream's
+// letters: rstream's s, f and r are not among them.
 func (c *config) testOption(arg string) bool {
-	if len(arg) == 1 {
-		switch arg[0] {
-		case 'a':
-			c.async = true
-		case 'b':
-			c.nonblocking = false
-		case 'n':
-			c.nonblocking = true
-		case 'v':
-			c.verify = true
-		default:
-			return false
-		}
-		return true
-	}
-	switch {
-	case cflags.HasPrefixFold(arg, "async"):
+	l, ok := rsock.TestOption(arg, "abnv")
+	switch l {
+	case 'a':
 		c.async = true
-	case cflags.HasPrefixFold(arg, "block"):
+	case 'b':
 		c.nonblocking = false
-	case cflags.HasPrefixFold(arg, "nonblock"):
+	case 'n':
 		c.nonblocking = true
-	case cflags.HasPrefixFold(arg, "verify"):
+	case 'v':
 		c.verify = true
-	default:
-		return false
 	}
-	return true
+	return ok
 }

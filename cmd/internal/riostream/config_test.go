@@ -9,29 +9,25 @@ import (
 	"testing"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 )
 
+// TestParse: riostream's own options (the shared ones are rsock's,
+// TestCommonSet).
 func TestParse(t *testing.T) {
-	def := config{inline: 64, iterations: 1, count: 1000, size: 1000, port: "7471", nonblocking: true}
+	def := config{Common: rsock.NewCommon(), nonblocking: true}
 	with := func(f func(c *config)) config { c := def; f(&c); return c }
 	for _, tc := range []struct {
 		args []string
 		want config
 	}{
 		{nil, def},
-		{[]string{"-s", "10.0.0.1", "-b", "10.0.0.2", "-p", "9000"}, with(func(c *config) { c.dst, c.src, c.port = "10.0.0.1", "10.0.0.2", "9000" })},
-		{[]string{"-S", "all"}, with(func(c *config) { c.allSizes = true })},
-		{[]string{"-SALLx"}, with(func(c *config) { c.allSizes = true })},
-		{[]string{"-S", "64k"}, with(func(c *config) { c.custom, c.size = true, 64 })},
-		{[]string{"-C", "5", "-I", "0x10"}, with(func(c *config) { c.custom, c.count, c.iterations = true, 5, 0 })},
-		{[]string{"-B", "4096", "-i", "0"}, with(func(c *config) { c.buffer, c.inline = 4096, 0 })},
+		{[]string{"-s", "10.0.0.1", "-S", "all"}, with(func(c *config) { c.Dst, c.AllSizes = "10.0.0.1", true })},
 		{[]string{"-T", "v", "-T", "a"}, with(func(c *config) { c.verify, c.async = true, true })},
 		{[]string{"-T", "ASYNCx", "-T", "Verify"}, with(func(c *config) { c.verify, c.async = true, true })},
 		{[]string{"-T", "b"}, with(func(c *config) { c.nonblocking = false })},
 		{[]string{"-T", "blocking", "-T", "nonblocking"}, with(func(c *config) {})},
-		{[]string{"-f", "ip"}, with(func(c *config) { c.numeric = true })},
-		{[]string{"-f", "ipv6"}, with(func(c *config) { c.numeric = true })},
-		{[]string{"-f", "gid"}, with(func(c *config) { c.gid = true })},
+		{[]string{"-f", "gid"}, with(func(c *config) { c.GID = true })},
 	} {
 		var so, se bytes.Buffer
 		c, err := parse("riostream", &so, &se, tc.args)

@@ -67,65 +67,35 @@ func (p *program) main(args []string) error {
 		return err
 	}
 	p.c = c
-	if c.custom && c.size < 0 {
+	if c.Custom && c.Size < 0 {
 		fmt.Fprintln(p.stderr, rsock.Perror("malloc", unix.ENOMEM))
 		return exit(-1)
 	}
-	if c.dst == "" {
+	if c.Dst == "" {
 		if code := p.listen(); code != 0 {
 			return exit(code)
 		}
 		defer p.ln.Close()
 	}
-	fmt.Fprint(p.stdout, rsock.Header)
-	if c.custom {
-		if code := p.connect(c.inline); code != 0 {
-			return exit(code)
-		}
-		code := p.test(rsock.Result{Name: "custom", Size: c.size, Count: c.count, Iters: c.iterations})
-		p.conn.Close()
-		return exit(code)
-	}
-	for _, k := range []struct {
-		inline int
-		test   func(size int) rsock.Result
-	}{
-		{c.inline, func(size int) rsock.Result {
-			return rsock.Result{Name: rsock.TestName(size, "_lat"), Size: size, Count: 1, Iters: p.count(size)}
-		}},
-		{0, func(size int) rsock.Result {
-			return rsock.Result{Name: rsock.TestName(size, "_bw"), Size: size, Count: p.count(size), Iters: 1}
-		}},
-	} {
-		if code := p.connect(k.inline); code != 0 {
-			return exit(code)
-		}
-		for _, ts := range rsock.TestSizes {
-			if ts.Option == 0 || c.allSizes {
-				p.test(k.test(ts.Size)) // riostream goes on after a failed test
-			}
-		}
-		p.conn.Close()
-	}
-	return nil
+	return exit(c.Tests(p.stdout, p.count, p.connect, p.test, func() { p.conn.Close() }))
 }
 
 // options are set_options's: the buffers, RDMA_IOMAPSIZE 1 and the
 // inline size of the phase.
 func (p *program) options(inline int) rsock.Options {
 	o := rsock.Options{Buffer: 1 << 19, Inline: inline, Backlog: 1, IOMap: 1}
-	if p.c.buffer != 0 {
-		o.Buffer = p.c.buffer
+	if p.c.Buffer != 0 {
+		o.Buffer = p.c.Buffer
 	}
 	return o
 }
 
 // listen is server_listen: a C return value, 0 for success.
 func (p *program) listen() int {
-	if p.c.gid {
+	if p.c.GID {
 		return p.noAFIB()
 	}
-	addr, err := rsock.Resolve(p.c.src, p.c.port, true, p.c.numeric)
+	addr, err := rsock.Resolve(p.c.Src, p.c.Port, true, p.c.Numeric)
 	if err != nil {
 		return rsock.LookupFailed(p.stdout, "getaddrinfo: ", err)
 	}
@@ -141,7 +111,7 @@ func (p *program) listen() int {
 func (p *program) connect(inline int) int {
 	o := p.options(inline)
 	var conn net.Conn
-	if p.c.dst == "" {
+	if p.c.Dst == "" {
 		var err error
 		if conn, err = p.ln.Accept(); err != nil {
 			fmt.Fprintln(p.stderr, rsock.Perror("raccept", err))
@@ -149,10 +119,10 @@ func (p *program) connect(inline int) int {
 		}
 		rsock.SetBuffers(conn, o.Buffer)
 	} else {
-		if p.c.gid {
+		if p.c.GID {
 			return p.noAFIB()
 		}
-		addr, err := rsock.Resolve(p.c.dst, p.c.port, false, p.c.numeric)
+		addr, err := rsock.Resolve(p.c.Dst, p.c.Port, false, p.c.Numeric)
 		if err != nil {
 			return rsock.LookupFailed(p.stdout, "getaddrinfo: ", err)
 		}
@@ -186,7 +156,7 @@ func (p *program) test(r rsock.Result) int {
 	buf := m.Bytes()
 	last := &buf[r.Size-1] // poll_byte: the peer's writes end there
 	*last = 0xFF
-	client := p.c.dst != ""
+	client := p.c.Dst != ""
 	if code := p.sync(client); code != 0 {
 		return code
 	}

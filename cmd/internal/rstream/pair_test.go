@@ -3,7 +3,6 @@ package rstream
 import (
 	"io"
 	"net/netip"
-	"strconv"
 	"testing"
 	"time"
 
@@ -45,17 +44,8 @@ func ours(count func(int) int) cmtest.Side {
 func pair(t testing.TB, m mode, server, client cmtest.Side, extra ...string) (rs, rc cmtest.Result) {
 	t.Helper()
 	addr := netip.AddrPortFrom(m.addr(t), cmtest.Port())
-	p := append(append([]string{"-p", strconv.Itoa(int(addr.Port()))}, m.flags...), extra...)
-	waitS := server.Start(append([]string{"-b", addr.Addr().String()}, p...), 120*time.Second)
-	if err := m.wait(t, addr); err != nil {
-		t.Fatalf("%v server: %v\n%v", server, err, waitS())
-	}
-	rc = client.Start(append([]string{"-s", addr.Addr().String()}, p...), 120*time.Second)()
-	rs = waitS()
-	if rc.Code != 0 || rs.Code != 0 || rs.Stderr != "" || rc.Stderr != "" {
-		t.Fatalf("%v server: %v\n%v client: %v", server, rs, client, rc)
-	}
-	return rs, rc
+	wait := func() error { return m.wait(t, addr) }
+	return cmtest.Pair(t, addr, wait, 120*time.Second, server, client, append(append([]string{}, m.flags...), extra...)...)
 }
 
 // table checks out as rstream's table and returns its lines without the

@@ -62,59 +62,28 @@ func (p *program) main(args []string) error {
 		p.nw = rsock.TCP
 	}
 	n := rsock.TestSizes[len(rsock.TestSizes)-1].Size
-	if c.custom {
-		n = c.size
+	if c.Custom {
+		n = c.Size
 	}
 	if n < 0 {
 		fmt.Fprintln(p.stderr, "malloc: "+strerror(unix.ENOMEM))
 		return exit(-1)
 	}
 	p.buf = make([]byte, n)
-	if c.dst == "" {
+	if c.Dst == "" {
 		if code := p.listen(); code != 0 {
 			return exit(code)
 		}
 		defer p.ln.Close()
 	}
-	fmt.Fprint(p.stdout, rsock.Header)
-	if c.custom {
-		if code := p.connect(-1); code != 0 {
-			return exit(code)
-		}
-		code := p.test(rsock.Result{Name: "custom", Size: c.size, Count: c.count, Iters: c.iterations})
-		p.conn.Close()
-		return exit(code)
-	}
-	// opt_latency: rsockets' inline data at -i; opt_bandwidth: none.
-	for _, k := range []struct {
-		inline int
-		test   func(size int) rsock.Result
-	}{
-		{c.inline, func(size int) rsock.Result {
-			return rsock.Result{Name: rsock.TestName(size, "_lat"), Size: size, Count: 1, Iters: p.count(size)}
-		}},
-		{0, func(size int) rsock.Result {
-			return rsock.Result{Name: rsock.TestName(size, "_bw"), Size: size, Count: p.count(size), Iters: 1}
-		}},
-	} {
-		if code := p.connect(k.inline); code != 0 {
-			return exit(code)
-		}
-		for _, ts := range rsock.TestSizes {
-			if ts.Option == 0 || c.allSizes {
-				p.test(k.test(ts.Size)) // rstream goes on after a failed test
-			}
-		}
-		p.conn.Close()
-	}
-	return nil
+	return exit(c.Tests(p.stdout, p.count, p.connect, p.test, func() { p.conn.Close() }))
 }
 
 // options are set_options's socket options; inline -1 leaves rsockets'.
 func (p *program) options(inline int) rsock.Options {
 	o := rsock.Options{Buffer: 1 << 19, Inline: inline, Backlog: 1}
-	if p.c.buffer != 0 {
-		o.Buffer = p.c.buffer
+	if p.c.Buffer != 0 {
+		o.Buffer = p.c.Buffer
 	}
 	if p.c.keepalive != 0 {
 		o.KeepAlive = time.Duration(p.c.keepalive) * time.Second
@@ -132,10 +101,10 @@ func (p *program) keepalive() {
 
 // listen is server_listen: a C return value, 0 for success.
 func (p *program) listen() int {
-	if p.c.gid {
+	if p.c.GID {
 		return p.noAFIB()
 	}
-	addr, err := rsock.Resolve(p.c.src, p.c.port, true, p.c.numeric)
+	addr, err := rsock.Resolve(p.c.Src, p.c.Port, true, p.c.Numeric)
 	if err != nil {
 		return rsock.LookupFailed(p.stdout, "getaddrinfo: ", err)
 	}
@@ -150,7 +119,7 @@ func (p *program) listen() int {
 // connect is client_connect or server_connect.
 func (p *program) connect(inline int) int {
 	o := p.options(inline)
-	if p.c.dst == "" {
+	if p.c.Dst == "" {
 		p.keepalive() // set_options on the listener
 		conn, err := p.ln.Accept()
 		if err != nil {
@@ -162,15 +131,15 @@ func (p *program) connect(inline int) int {
 		p.keepalive()
 		return 0
 	}
-	if p.c.gid {
+	if p.c.GID {
 		return p.noAFIB()
 	}
-	addr, err := rsock.Resolve(p.c.dst, p.c.port, false, p.c.numeric)
+	addr, err := rsock.Resolve(p.c.Dst, p.c.Port, false, p.c.Numeric)
 	if err != nil {
 		return rsock.LookupFailed(p.stdout, "getaddrinfo: ", err)
 	}
-	if p.c.src != "" {
-		if o.Local, err = rsock.Resolve(p.c.src, p.c.port, true, p.c.numeric); err != nil {
+	if p.c.Src != "" {
+		if o.Local, err = rsock.Resolve(p.c.Src, p.c.Port, true, p.c.Numeric); err != nil {
 			return rsock.LookupFailed(p.stdout, "getaddrinfo src_addr: ", err)
 		}
 	}
@@ -190,7 +159,7 @@ func (p *program) connect(inline int) int {
 // test is run_test: the 16-byte sync, then the timed transfers, then
 // the table line.
 func (p *program) test(r rsock.Result) int {
-	client := p.c.dst != ""
+	client := p.c.Dst != ""
 	if code := p.xfer(client, 16); code != 0 {
 		return code
 	}
