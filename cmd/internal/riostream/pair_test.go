@@ -3,7 +3,6 @@ package riostream
 import (
 	"io"
 	"net/netip"
-	"strconv"
 	"testing"
 	"time"
 
@@ -34,17 +33,8 @@ func pair(t testing.TB, server, client cmtest.Side, extra ...string) (rs, rc cmt
 	t.Helper()
 	a, dev := cmtest.RxeAddr(t)
 	addr := netip.AddrPortFrom(a, cmtest.Port())
-	p := append([]string{"-p", strconv.Itoa(int(addr.Port()))}, extra...)
-	waitS := server.Start(append([]string{"-b", a.String()}, p...), 300*time.Second)
-	if err := cmtest.WaitListen(dev, addr, 20*time.Second); err != nil {
-		t.Fatalf("%v server: %v\n%v", server, err, waitS())
-	}
-	rc = client.Start(append([]string{"-s", a.String()}, p...), 300*time.Second)()
-	rs = waitS()
-	if rc.Code != 0 || rs.Code != 0 || rs.Stderr != "" || rc.Stderr != "" {
-		t.Fatalf("%v server: %v\n%v client: %v", server, rs, client, rc)
-	}
-	return rs, rc
+	wait := func() error { return cmtest.WaitListen(dev, addr, 20*time.Second) }
+	return cmtest.Pair(t, addr, wait, 300*time.Second, server, client, extra...)
 }
 
 // table is rsock.TableRows, failing t.
