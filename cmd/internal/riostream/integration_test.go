@@ -1,7 +1,10 @@
 package riostream
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
+	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
+	"github.com/rdmastack/rdmastack/rdma/rsocket"
 )
 
 // TestIntegrationRiostream: ours against ours and against rdma-core's
@@ -78,4 +83,34 @@ func TestIntegrationRiostreamErrors(t *testing.T) {
 			t.Errorf("%q: ours %v\nrdma-core's %v", args, ro, rt)
 		}
 	}
+}
+
+// TestIntegrationRiostreamPeerGone: a server whose client leaves while
+// the server waits for its writes ends with rrecv's error, where
+// rdma-core's riostream would spin for ever.
+func TestIntegrationRiostreamPeerGone(t *testing.T) {
+	a, dev := cmtest.RxeAddr(t)
+	addr := netip.AddrPortFrom(a, cmtest.Port())
+	wait := ours(nil).Start([]string{"-b", a.String(), "-p", strconv.Itoa(int(addr.Port())), "-S", "64", "-I", "1000000"}, 60*time.Second)
+	if err := cmtest.WaitListen(dev, addr, 20*time.Second); err != nil {
+		t.Fatalf("server: %v\n%v", err, wait())
+	}
+	c, err := (&rsocket.Dialer{IOMapSize: 1}).DialContext(context.Background(), "rdma", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sync [16]byte
+	if _, err := c.Write(sync[:]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(c, sync[:]); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	c.Close()
+	r := wait()
+	if r.Code != 255 || r.Stderr != "rrecv: Connection reset by peer\n" || r.Stdout != rsock.Header {
+		t.Fatalf("server after its client left: %v", r)
+	}
+	t.Logf("the server ended %v after the client left", time.Since(start))
 }

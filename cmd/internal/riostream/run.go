@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"time"
 
@@ -231,12 +232,20 @@ func (p *program) send(buf []byte) int {
 
 // await is recv_xfer: spin until the peer's last write put marker into
 // the window's last byte (RC places the bytes before it first), then
-// verify the rest with -T v. Like riostream it waits as long as it
-// takes, but it yields the processor between looks.
+// verify the rest with -T v. It yields the processor between looks and
+// now and then makes sure the connection is alive: where riostream
+// spins for ever after its peer died, ours ends as rrecv would.
 func (p *program) await(buf []byte, marker uint8) int {
 	last := &buf[len(buf)-1]
-	for load(last) != marker {
+	next := time.Now().Add(probeEvery)
+	for i := 0; load(last) != marker; i++ {
 		runtime.Gosched()
+		if i%1024 == 0 && time.Now().After(next) {
+			if code := p.alive(); code != 0 {
+				return code
+			}
+			next = time.Now().Add(probeEvery)
+		}
 	}
 	if p.c.verify {
 		if err := p.rx.Verify(buf[:len(buf)-1]); err != nil {
@@ -245,6 +254,28 @@ func (p *program) await(buf []byte, marker uint8) int {
 		}
 	}
 	return 0
+}
+
+// probeEvery is how often await looks at the connection.
+const probeEvery = 100 * time.Millisecond
+
+// alive reads with a deadline about to pass: nothing comes on the
+// stream while a side waits for the peer's writes, so the read times
+// out unless the connection is closed or broken, which it reports as
+// rrecv's error.
+func (p *program) alive() int {
+	var b [1]byte
+	p.conn.SetReadDeadline(time.Now().Add(time.Microsecond))
+	_, err := p.conn.Read(b[:])
+	p.conn.SetReadDeadline(time.Time{})
+	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		return 0
+	}
+	if errors.Is(err, io.EOF) {
+		err = unix.ECONNRESET
+	}
+	fmt.Fprintln(p.stderr, rsock.Perror("rrecv", err))
+	return -1
 }
 
 // load reads *b afresh each call: the peer's RDMA writes change it
