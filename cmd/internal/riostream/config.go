@@ -3,8 +3,6 @@ package riostream
 import (
 	"io"
 
-	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
-	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 )
 
@@ -38,18 +36,10 @@ type config struct {
 // or -T argument prints the usage on stdout and exits 1.
 func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error) {
 	c := &config{Common: rsock.NewCommon(), nonblocking: true}
-	g := cflags.New(prog, args, "s:b:f:B:i:I:C:S:p:T:", nil)
-	for g.Next() {
-		switch arg := g.Arg(); {
-		case c.Set(g.Opt(), arg, stderr):
-		case g.Opt() == 'T' && c.testOption(arg):
-		case g.Opt() == 'T':
-			return nil, cmnode.UsageExit(stdout, stderr, nil, usage, prog)
-		default:
-			return nil, cmnode.UsageExit(stdout, stderr, g.Err(), usage, prog)
-		}
-	}
-	return c, nil
+	err := c.Parse(prog, stdout, stderr, args, "s:b:f:B:i:I:C:S:p:T:", usage, func(opt rune, arg string) bool {
+		return opt == 'T' && c.testOption(arg)
+	})
+	return c, err
 }
 
 // testOption is set_test_opt (rsock.TestOption) with riostream's

@@ -70,6 +70,21 @@ func (c *Common) Set(opt rune, arg string, stderr io.Writer) bool {
 	return true
 }
 
+// Parse reads a command line as the programs' main does: getopt with
+// optstring, the shared options into c (Set), the program's own through
+// own, which reports whether it took the option. A bad option, or one
+// own refuses (a bad -T), prints the usage on stdout (after getopt's
+// complaint on stderr, if any) and ends the program with status 1.
+func (c *Common) Parse(prog string, stdout, stderr io.Writer, args []string, optstring, usage string, own func(opt rune, arg string) bool) error {
+	g := cflags.New(prog, args, optstring, nil)
+	for g.Next() {
+		if !c.Set(g.Opt(), g.Arg(), stderr) && !own(g.Opt(), g.Arg()) {
+			return cmnode.UsageExit(stdout, stderr, g.Err(), usage, prog)
+		}
+	}
+	return nil
+}
+
 // Tests is what run() does once the server listens: the table's
 // header, then one custom test, or the latency and the bandwidth tables
 // (the sizes of option 0, or all with -S all), each table on a

@@ -3,7 +3,6 @@ package rstream
 import (
 	"io"
 
-	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 )
@@ -44,26 +43,18 @@ type config struct {
 // -T argument prints the usage on stdout and exits 1.
 func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error) {
 	c := &config{Common: rsock.NewCommon(), nonblocking: true}
-	g := cflags.New(prog, args, "s:b:f:B:i:I:C:S:p:k:T:", nil)
-	for g.Next() {
-		switch arg := g.Arg(); g.Opt() {
-		case 's', 'b', 'f', 'B', 'i', 'I', 'C', 'S', 'p':
-			c.Set(g.Opt(), arg, stderr)
-			if g.Opt() == 'f' && c.GID {
-				c.resolve = true
-			}
+	err := c.Parse(prog, stdout, stderr, args, "s:b:f:B:i:I:C:S:p:k:T:", usage, func(opt rune, arg string) bool {
+		switch opt {
 		case 'k':
 			c.keepalive = cmnode.Atoi(arg)
+			return true
 		case 'T':
-			if c.testOption(arg) {
-				break
-			}
-			return nil, cmnode.UsageExit(stdout, stderr, nil, usage, prog)
-		default:
-			return nil, cmnode.UsageExit(stdout, stderr, g.Err(), usage, prog)
+			return c.testOption(arg)
 		}
-	}
-	return c, nil
+		return false
+	})
+	c.resolve = c.resolve || c.GID // -f gid is rdma_getaddrinfo's
+	return c, err
 }
 
 // testOption is set_test_opt (rsock.TestOption) with rstream's
