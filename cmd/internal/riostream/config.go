@@ -27,34 +27,16 @@ const usage = `usage: %s
 // config is a parsed command line, with riostream.c's (v44) defaults.
 type config struct {
 	rsock.Common
-	// -T: async (poll) and verify; nonblocking is MSG_DONTWAIT,
-	// riostream's default, which b clears.
-	async, verify, nonblocking bool
+	rsock.Modes // -T
 }
 
 // parse reads the command line as riostream's main does: a bad option
 // or -T argument prints the usage on stdout and exits 1.
 func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error) {
-	c := &config{Common: rsock.NewCommon(), nonblocking: true}
+	c := &config{Common: rsock.NewCommon(), Modes: rsock.Modes{Nonblocking: true}}
 	err := c.Parse(prog, stdout, stderr, args, "s:b:f:B:i:I:C:S:p:T:", usage, func(opt rune, arg string) bool {
-		return opt == 'T' && c.testOption(arg)
+		l, ok := rsock.TestOption(arg, "abnv")
+		return opt == 'T' && ok && c.Modes.Set(l)
 	})
 	return c, err
-}
-
-// testOption is set_test_opt (rsock.TestOption) with riostream's
-// letters: rstream's s, f and r are not among them.
-func (c *config) testOption(arg string) bool {
-	l, ok := rsock.TestOption(arg, "abnv")
-	switch l {
-	case 'a':
-		c.async = true
-	case 'b':
-		c.nonblocking = false
-	case 'n':
-		c.nonblocking = true
-	case 'v':
-		c.verify = true
-	}
-	return ok
 }

@@ -15,7 +15,7 @@ import (
 // TestParse: riostream's own options (the shared ones are rsock's,
 // TestCommonSet).
 func TestParse(t *testing.T) {
-	def := config{Common: rsock.NewCommon(), nonblocking: true}
+	def := config{Common: rsock.NewCommon(), Modes: rsock.Modes{Nonblocking: true}}
 	with := func(f func(c *config)) config { c := def; f(&c); return c }
 	for _, tc := range []struct {
 		args []string
@@ -23,9 +23,9 @@ func TestParse(t *testing.T) {
 	}{
 		{nil, def},
 		{[]string{"-s", "10.0.0.1", "-S", "all"}, with(func(c *config) { c.Dst, c.AllSizes = "10.0.0.1", true })},
-		{[]string{"-T", "v", "-T", "a"}, with(func(c *config) { c.verify, c.async = true, true })},
-		{[]string{"-T", "ASYNCx", "-T", "Verify"}, with(func(c *config) { c.verify, c.async = true, true })},
-		{[]string{"-T", "b"}, with(func(c *config) { c.nonblocking = false })},
+		{[]string{"-T", "v", "-T", "a"}, with(func(c *config) { c.Verify, c.Async = true, true })},
+		{[]string{"-T", "ASYNCx", "-T", "Verify"}, with(func(c *config) { c.Verify, c.Async = true, true })},
+		{[]string{"-T", "b"}, with(func(c *config) { c.Nonblocking = false })},
 		{[]string{"-T", "blocking", "-T", "nonblocking"}, with(func(c *config) {})},
 		{[]string{"-f", "gid"}, with(func(c *config) { c.GID = true })},
 	} {

@@ -128,7 +128,7 @@ func (p *program) connect(inline int) int {
 			return rsock.LookupFailed(p.stdout, "getaddrinfo: ", err)
 		}
 		if conn, err = p.nw.Dial(context.Background(), addr, o); err != nil {
-			if code, ok := rsock.FailedInPoll(p.stderr, err, p.c.nonblocking, false); ok {
+			if code, ok := rsock.FailedInPoll(p.stderr, err, p.c.Nonblocking, false); ok {
 				return code
 			}
 			fmt.Fprintln(p.stderr, rsock.Perror("rconnect", err))
@@ -177,7 +177,7 @@ func (p *program) test(r rsock.Result) int {
 		}
 		*last = marker
 		marker++
-		if p.c.verify {
+		if p.c.Verify {
 			p.tx.Fill(buf[:r.Size-1])
 		}
 		if code := p.send(buf); code != 0 {
@@ -247,7 +247,7 @@ func (p *program) await(buf []byte, marker uint8) int {
 			next = time.Now().Add(probeEvery)
 		}
 	}
-	if p.c.verify {
+	if p.c.Verify {
 		if err := p.rx.Verify(buf[:len(buf)-1]); err != nil {
 			fmt.Fprintln(p.stdout, err)
 			return -1

@@ -127,6 +127,31 @@ func (c *Common) Tests(stdout io.Writer, count func(int) int, connect func(inlin
 	return 0
 }
 
+// Modes are the -T modes both programs have: a|async (poll before each
+// call), b|blocking and n|nonblocking (MSG_DONTWAIT, the default), and
+// v|verify (format_buf and verify_buf).
+type Modes struct {
+	Async, Verify, Nonblocking bool
+}
+
+// Set takes the mode of letter l (TestOption's) and reports whether it
+// is one of Modes'.
+func (m *Modes) Set(l byte) bool {
+	switch l {
+	case 'a':
+		m.Async = true
+	case 'b':
+		m.Nonblocking = false
+	case 'n':
+		m.Nonblocking = true
+	case 'v':
+		m.Verify = true
+	default:
+		return false
+	}
+	return true
+}
+
 // testWords are the -T words of set_test_opt, each standing for its
 // letter.
 var testWords = []struct {

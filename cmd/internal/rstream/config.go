@@ -34,15 +34,15 @@ type config struct {
 	rsock.Common
 	keepalive int // -k, seconds
 
-	// -T: sockets, async (poll), fork, resolve (rdma_getaddrinfo), verify;
-	// nonblocking is MSG_DONTWAIT, rstream's default, which b clears.
-	sockets, async, fork, resolve, verify, nonblocking bool
+	// -T: Modes, and sockets, fork and resolve (rdma_getaddrinfo).
+	rsock.Modes
+	sockets, fork, resolve bool
 }
 
 // parse reads the command line as rstream's main does: a bad option or
 // -T argument prints the usage on stdout and exits 1.
 func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error) {
-	c := &config{Common: rsock.NewCommon(), nonblocking: true}
+	c := &config{Common: rsock.NewCommon(), Modes: rsock.Modes{Nonblocking: true}}
 	err := c.Parse(prog, stdout, stderr, args, "s:b:f:B:i:I:C:S:p:k:T:", usage, func(opt rune, arg string) bool {
 		switch opt {
 		case 'k':
@@ -58,24 +58,18 @@ func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error
 }
 
 // testOption is set_test_opt (rsock.TestOption) with rstream's
-// letters.
+// letters: Modes' and s, f, r.
 func (c *config) testOption(arg string) bool {
 	l, ok := rsock.TestOption(arg, "sabfnrv")
 	switch l {
 	case 's':
 		c.sockets = true
-	case 'a':
-		c.async = true
-	case 'b':
-		c.nonblocking = false
 	case 'f':
 		c.fork, c.sockets = true, true
-	case 'n':
-		c.nonblocking = true
 	case 'r':
 		c.resolve = true
-	case 'v':
-		c.verify = true
+	default:
+		c.Modes.Set(l)
 	}
 	return ok
 }

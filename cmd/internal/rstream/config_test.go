@@ -14,7 +14,7 @@ import (
 // TestParse: rstream's own options (the shared ones are rsock's,
 // TestCommonSet).
 func TestParse(t *testing.T) {
-	def := config{Common: rsock.NewCommon(), nonblocking: true}
+	def := config{Common: rsock.NewCommon(), Modes: rsock.Modes{Nonblocking: true}}
 	with := func(f func(c *config)) config { c := def; f(&c); return c }
 	for _, tc := range []struct {
 		args []string
@@ -23,9 +23,9 @@ func TestParse(t *testing.T) {
 		{nil, def},
 		{[]string{"-s", "10.0.0.1", "-C", "5"}, with(func(c *config) { c.Dst, c.Custom, c.Count = "10.0.0.1", true, 5 })},
 		{[]string{"-B", "4096", "-i", "0", "-k", "7"}, with(func(c *config) { c.Buffer, c.Inline, c.keepalive = 4096, 0, 7 })},
-		{[]string{"-T", "s", "-T", "v", "-T", "a", "-T", "r"}, with(func(c *config) { c.sockets, c.verify, c.async, c.resolve = true, true, true, true })},
-		{[]string{"-T", "socketS", "-T", "VERIFY"}, with(func(c *config) { c.sockets, c.verify = true, true })},
-		{[]string{"-T", "b"}, with(func(c *config) { c.nonblocking = false })},
+		{[]string{"-T", "s", "-T", "v", "-T", "a", "-T", "r"}, with(func(c *config) { c.sockets, c.Verify, c.Async, c.resolve = true, true, true, true })},
+		{[]string{"-T", "socketS", "-T", "VERIFY"}, with(func(c *config) { c.sockets, c.Verify = true, true })},
+		{[]string{"-T", "b"}, with(func(c *config) { c.Nonblocking = false })},
 		{[]string{"-T", "blocking", "-T", "nonblocking"}, with(func(c *config) {})},
 		{[]string{"-T", "f"}, with(func(c *config) { c.fork, c.sockets = true, true })},
 		{[]string{"-f", "ip"}, with(func(c *config) { c.Numeric = true })},

@@ -146,7 +146,7 @@ func (p *program) connect(inline int) int {
 	p.keepalive()
 	conn, err := p.nw.Dial(context.Background(), addr, o)
 	if err != nil {
-		if code, ok := rsock.FailedInPoll(p.stderr, err, p.c.nonblocking, p.c.sockets); ok {
+		if code, ok := rsock.FailedInPoll(p.stderr, err, p.c.Nonblocking, p.c.sockets); ok {
 			return code
 		}
 		p.perror("rconnect", err)
@@ -188,7 +188,7 @@ func (p *program) test(r rsock.Result) int {
 func (p *program) xfer(send bool, size int) int {
 	b := p.buf[:size]
 	if send {
-		if p.c.verify {
+		if p.c.Verify {
 			p.pattern.Fill(b)
 		}
 		if _, err := p.conn.Write(b); err != nil {
@@ -204,7 +204,7 @@ func (p *program) xfer(send bool, size int) int {
 		p.perror("rrecv", err)
 		return -1
 	}
-	if p.c.verify {
+	if p.c.Verify {
 		if err := p.pattern.Verify(b); err != nil {
 			fmt.Fprintln(p.stdout, err)
 			return -1
