@@ -256,16 +256,21 @@ func (p *program) await(buf []byte, marker uint8) int {
 	return 0
 }
 
-// probeEvery is how often await looks at the connection.
-const probeEvery = 100 * time.Millisecond
+// probeEvery is how often await looks at the connection, and probeWait
+// how long a look may take.
+const (
+	probeEvery = 100 * time.Millisecond
+	probeWait  = 2 * time.Millisecond
+)
 
-// alive reads with a deadline about to pass: nothing comes on the
+// alive reads with a deadline soon to pass: nothing comes on the
 // stream while a side waits for the peer's writes, so the read times
 // out unless the connection is closed or broken, which it reports as
-// rrecv's error.
+// rrecv's error. (A deadline already past would end the read before it
+// looks at the connection.)
 func (p *program) alive() int {
 	var b [1]byte
-	p.conn.SetReadDeadline(time.Now().Add(time.Microsecond))
+	p.conn.SetReadDeadline(time.Now().Add(probeWait))
 	_, err := p.conn.Read(b[:])
 	p.conn.SetReadDeadline(time.Time{})
 	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
