@@ -33,7 +33,19 @@ func pair(t testing.TB, server, client cmtest.Side, extra ...string) (rs, rc cmt
 	t.Helper()
 	a, dev := cmtest.RxeAddr(t)
 	addr := netip.AddrPortFrom(a, cmtest.Port())
-	wait := func() error { return cmtest.WaitListen(dev, addr, 20*time.Second) }
+	wait := func() error {
+		err := cmtest.WaitListen(dev, addr, 20*time.Second)
+		if server.Oracle != "" {
+			// rdma-core's riostream sets RDMA_IOMAPSIZE on its listener
+			// only after rlisten (server_connect's set_options), and a
+			// connection inherits the listener's when its request comes:
+			// a client that comes first gets no iomap entry, and its
+			// riomap fails with ENOMEM (ours as rdma-core's). Give the
+			// server time to get there.
+			time.Sleep(2 * time.Second)
+		}
+		return err
+	}
 	return cmtest.Pair(t, addr, wait, 300*time.Second, server, client, extra...)
 }
 
