@@ -30,6 +30,7 @@ type conn struct {
 
 	mu      sync.Mutex // guards flow, the CQ, changed, linger and aborted
 	flow    rsFlow
+	iomap   rsIOMap
 	changed chan struct{} // closed and replaced whenever flow changes
 	wcs     [16]uverbs.WC
 	// postSend is the QP's PostSend (a fake in the engine's tests).

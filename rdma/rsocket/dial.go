@@ -58,6 +58,11 @@ type Dialer struct {
 	// between rsocket and rconnect. An error fails that address's dial
 	// and frees the id.
 	Control func(id *rdma.ID) error
+	// IOMapSize is how many windows (Mapping) the peer may give this
+	// side to WriteAt into: rsockets' RDMA_IOMAPSIZE, rounded as they
+	// round it (rsproto scale: up to 128, then multiples of 256). 0
+	// means none, rsockets' default.
+	IOMapSize int
 }
 
 // Dial connects to address ("host:port") on network "rdma", "rdma4" or
@@ -177,6 +182,7 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 	if _, err := awaitEvent(ctx, id, rdma.EventRouteResolved); err != nil {
 		return nil, err
 	}
+	res.iomapSize = rsproto.IOMapEntries(d.IOMapSize)
 	if err := res.setup(id, d.sizes()); err != nil {
 		return nil, err
 	}

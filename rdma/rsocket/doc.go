@@ -33,4 +33,10 @@
 // net.Buffers, Dialer.Control and ListenConfig.Control set id options
 // (TOS, ACK timeout) before connecting or binding, Conn.Control reaches
 // the id and QP for statistics, and Listener.SetDeadline bounds Accept.
+//
+// rsockets' iomap (riomap, riowrite) is Conn.Map and Conn.WriteAt: one
+// side maps a window of registered memory outside Go's heap, the other
+// RDMA-writes into it by offset, without a message, and says so on the
+// stream afterwards (see cmd/riostream). The windows a side may receive
+// are bounded by the peer's IOMapSize (RDMA_IOMAPSIZE).
 package rsocket

@@ -64,15 +64,17 @@ func (c *conn) start(peer rsproto.ConnData) {
 	f.peerOrder = peer.SGEOrder()
 	f.sseqComp = peer.Credits
 	f.peerRQ = peer.Credits
+	c.iomap.remote = peer.RemoteIOMap()
 	c.putTarget(0, peer.DataBuf)
 }
 
 // ourConnData is what this side announces (rs_format_conn_data). Its
-// credit updates come in little-endian order (no FlagNet), and it has no
-// iomap.
+// credit updates and iomap entries come in little-endian order (no
+// FlagNet); its iomap array follows the target SGL.
 func (c *conn) ourConnData() rsproto.ConnData {
 	r := &c.res
 	return rsproto.ConnData{Version: rsproto.Version, Credits: uint16(r.rqSize),
+		Flags: rsproto.FlagIOMap, IOMapSize: rsproto.ValueToScale(r.iomapSize),
 		TargetSGL: rsproto.SGE{Addr: r.tbuf.Addr(0), Key: r.tmr.RKey(), Length: rsproto.SGLSize},
 		DataBuf:   rsproto.SGE{Addr: r.rbuf.Addr(0), Key: r.rmr.RKey(), Length: uint32(r.rbufSize / 2)}}
 }
@@ -151,19 +153,8 @@ func (c *conn) fillRing(off int, b []byte) {
 // message, inline when they fit (rs_write_data); 0 < n <= sendRoom.
 func (c *conn) sendRing(n int) {
 	f := &c.flow
-	r := &c.res
 	t := c.target(f.targetSGE)
-	var sges [2]uverbs.SGE
-	nsge := 1
-	if end := r.sbufSize - f.sOff; n <= end {
-		sges[0] = uverbs.SGE{Addr: r.sbuf.Addr(f.sOff), Length: uint32(n), LKey: r.smr.LKey()}
-		f.sOff = (f.sOff + n) % r.sbufSize
-	} else {
-		sges[0] = uverbs.SGE{Addr: r.sbuf.Addr(f.sOff), Length: uint32(end), LKey: r.smr.LKey()}
-		sges[1] = uverbs.SGE{Addr: r.sbuf.Addr(0), Length: uint32(n - end), LKey: r.smr.LKey()}
-		nsge = 2
-		f.sOff = n - end
-	}
+	sges, nsge := c.ringSGEs(n)
 	f.sseqNo++
 	f.sqeAvail--
 	f.sbufAvail -= n
@@ -175,7 +166,7 @@ func (c *conn) sendRing(n int) {
 		f.targetSGE = (f.targetSGE + 1) % rsproto.SGLSize
 	}
 	var flags uverbs.SendFlags
-	if n <= r.inline {
+	if n <= c.res.inline {
 		flags = uverbs.SendInline
 	}
 	msg := rsproto.MakeMsg(rsproto.OpData, uint32(n))
@@ -300,7 +291,9 @@ func (c *conn) complete(wc *uverbs.WC) bool {
 				return true
 			}
 			f.sseqComp = comp
-		case rsproto.OpIOMapSGL, rsproto.OpWrite:
+		case rsproto.OpIOMapSGL:
+			c.iomapWritten(msg.Data())
+		case rsproto.OpWrite:
 		case rsproto.OpCtrl:
 			switch rsproto.Ctrl(msg.Data()) {
 			case rsproto.CtrlDisconnect:

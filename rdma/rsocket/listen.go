@@ -44,6 +44,8 @@ type ListenConfig struct {
 	// before it is bound: the place for id.SetOption (REUSEADDR, AFONLY,
 	// TOS). An error fails Listen.
 	Control func(id *rdma.ID) error
+	// IOMapSize is the accepted connections' iomap size, as Dialer's.
+	IOMapSize int
 }
 
 // Listener accepts rsocket-compatible connections. It implements
@@ -63,6 +65,8 @@ type Listener struct {
 	poll  time.Duration
 	sizes rsSizes   // of the accepted connections
 	dl    *deadline // Accept's
+
+	iomap int // entries of the accepted connections' iomap arrays
 
 	hs       *rsHandshakes[*Conn]
 	loopDone chan struct{} // closed when the request loop ends
@@ -108,7 +112,7 @@ func (lc *ListenConfig) Listen(ctx context.Context, network, address string) (*L
 		}
 		return nil, opErr(errors.Join(err, ch.Close()))
 	}
-	l := &Listener{id: id, ch: ch, addr: AddrFromAddrPort(ap), ka: lc.KeepAlive, poll: lc.PollTime, sizes: lc.sizes(), dl: newDeadline(),
+	l := &Listener{id: id, ch: ch, addr: AddrFromAddrPort(ap), ka: lc.KeepAlive, poll: lc.PollTime, sizes: lc.sizes(), dl: newDeadline(), iomap: rsproto.IOMapEntries(lc.IOMapSize),
 		hs:       newRSHandshakes(lc.MaxHandshakes, lc.HandshakeTimeout, func(c *Conn) { c.Close() }),
 		loopDone: make(chan struct{})}
 	if a, err := id.QueryAddr(); err == nil {
@@ -206,6 +210,7 @@ func (l *Listener) handshake(ctx context.Context, child *rdma.ID, peer rsproto.C
 	if err := child.Migrate(nil); err != nil {
 		return nil, err
 	}
+	res.iomapSize = l.iomap
 	if err := res.setup(child, l.sizes); err != nil {
 		return nil, err
 	}

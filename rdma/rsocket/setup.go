@@ -21,7 +21,7 @@ type rsResources struct {
 	cq   *uverbs.CQ
 	qp   *uverbs.QP
 	sbuf *membuf.Buffer // sbufSize data bytes, then QPCtrlSize SGEs
-	tbuf *membuf.Buffer // SGLSize SGEs, written by the peer
+	tbuf *membuf.Buffer // SGLSize SGEs, then iomapSize rs_iomaps, written by the peer
 	rbuf *membuf.Buffer // written by the peer
 	smr  *membuf.MR
 	tmr  *membuf.MR
@@ -30,6 +30,7 @@ type rsResources struct {
 	sqSize, rqSize     int
 	sbufSize, rbufSize int
 	inline             int // the most bytes a send carries inline (sq_inline)
+	iomapSize          int // entries of the target iomap array (set before setup)
 }
 
 // setup makes the resources of a connection on id, whose device is known
@@ -70,7 +71,7 @@ func (r *rsResources) setup(id *rdma.ID, sz rsSizes) (err error) {
 	if r.sbuf, err = membuf.New(r.sbufSize + rsproto.SGESize*rsproto.QPCtrlSize); err != nil {
 		return err
 	}
-	if r.tbuf, err = membuf.New(rsproto.SGESize * rsproto.SGLSize); err != nil {
+	if r.tbuf, err = membuf.New(rsproto.SGESize*rsproto.SGLSize + rsproto.IOMapSize*r.iomapSize); err != nil {
 		return err
 	}
 	if r.rbuf, err = membuf.New(r.rbufSize); err != nil {

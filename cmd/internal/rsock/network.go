@@ -14,6 +14,7 @@ type Options struct {
 	Inline    int           // RDMA_INLINE (rsockets only); -1 leaves the default
 	Backlog   int           // listen(2)'s backlog
 	Local     string        // a client's bind address ("host" or "host:port"); "" for none
+	IOMap     int           // RDMA_IOMAPSIZE (rsockets only): windows the peer may map
 }
 
 // Network makes a program's sockets: Name is what errors call it.

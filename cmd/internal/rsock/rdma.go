@@ -13,7 +13,7 @@ import (
 // and inline sizes, which rsockets takes before it connects.
 func dialRDMA(ctx context.Context, address string, o Options) (net.Conn, error) {
 	d := rsocket.Dialer{KeepAlive: keepAlive(o.KeepAlive), ReadBuffer: o.Buffer, WriteBuffer: o.Buffer,
-		Inline: inline(o.Inline)}
+		Inline: inline(o.Inline), IOMapSize: o.IOMap}
 	if o.Local != "" {
 		a, err := net.ResolveTCPAddr("tcp", withPort(o.Local))
 		if err != nil {
@@ -33,7 +33,7 @@ func dialRDMA(ctx context.Context, address string, o Options) (net.Conn, error) 
 // inline sizes, as rsockets' accepted sockets take the listener's.
 func listenRDMA(ctx context.Context, address string, o Options) (net.Listener, error) {
 	lc := rsocket.ListenConfig{Backlog: o.Backlog, KeepAlive: keepAlive(o.KeepAlive), ReadBuffer: o.Buffer,
-		WriteBuffer: o.Buffer, Inline: inline(o.Inline)}
+		WriteBuffer: o.Buffer, Inline: inline(o.Inline), IOMapSize: o.IOMap}
 	return lc.Listen(ctx, "rdma", address)
 }
 

@@ -8,30 +8,28 @@ import (
 	"testing"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 )
 
+// TestParse: rstream's own options (the shared ones are rsock's,
+// TestCommonSet).
 func TestParse(t *testing.T) {
-	def := config{inline: 64, iterations: 1, count: 1000, size: 1000, port: "7471", nonblocking: true}
+	def := config{Common: rsock.NewCommon(), Modes: rsock.Modes{Nonblocking: true}}
 	with := func(f func(c *config)) config { c := def; f(&c); return c }
 	for _, tc := range []struct {
 		args []string
 		want config
 	}{
 		{nil, def},
-		{[]string{"-s", "10.0.0.1", "-b", "10.0.0.2", "-p", "9000"}, with(func(c *config) { c.dst, c.src, c.port = "10.0.0.1", "10.0.0.2", "9000" })},
-		{[]string{"-S", "all"}, with(func(c *config) { c.allSizes = true })},
-		{[]string{"-SALLx"}, with(func(c *config) { c.allSizes = true })},
-		{[]string{"-S", "64k"}, with(func(c *config) { c.custom, c.size = true, 64 })},
-		{[]string{"-C", "5", "-I", "0x10"}, with(func(c *config) { c.custom, c.count, c.iterations = true, 5, 0 })},
-		{[]string{"-B", "4096", "-i", "0", "-k", "7"}, with(func(c *config) { c.buffer, c.inline, c.keepalive = 4096, 0, 7 })},
-		{[]string{"-T", "s", "-T", "v", "-T", "a", "-T", "r"}, with(func(c *config) { c.sockets, c.verify, c.async, c.resolve = true, true, true, true })},
-		{[]string{"-T", "socketS", "-T", "VERIFY"}, with(func(c *config) { c.sockets, c.verify = true, true })},
-		{[]string{"-T", "b"}, with(func(c *config) { c.nonblocking = false })},
+		{[]string{"-s", "10.0.0.1", "-C", "5"}, with(func(c *config) { c.Dst, c.Custom, c.Count = "10.0.0.1", true, 5 })},
+		{[]string{"-B", "4096", "-i", "0", "-k", "7"}, with(func(c *config) { c.Buffer, c.Inline, c.keepalive = 4096, 0, 7 })},
+		{[]string{"-T", "s", "-T", "v", "-T", "a", "-T", "r"}, with(func(c *config) { c.sockets, c.Verify, c.Async, c.resolve = true, true, true, true })},
+		{[]string{"-T", "socketS", "-T", "VERIFY"}, with(func(c *config) { c.sockets, c.Verify = true, true })},
+		{[]string{"-T", "b"}, with(func(c *config) { c.Nonblocking = false })},
 		{[]string{"-T", "blocking", "-T", "nonblocking"}, with(func(c *config) {})},
 		{[]string{"-T", "f"}, with(func(c *config) { c.fork, c.sockets = true, true })},
-		{[]string{"-f", "ip"}, with(func(c *config) { c.numeric = true })},
-		{[]string{"-f", "ipv6"}, with(func(c *config) { c.numeric = true })},
-		{[]string{"-f", "gid"}, with(func(c *config) { c.gid, c.resolve = true, true })},
+		{[]string{"-f", "ip"}, with(func(c *config) { c.Numeric = true })},
+		{[]string{"-f", "gid"}, with(func(c *config) { c.GID, c.resolve = true, true })},
 	} {
 		var so, se bytes.Buffer
 		c, err := parse("rstream", &so, &se, tc.args)

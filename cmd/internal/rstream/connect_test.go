@@ -62,7 +62,7 @@ func TestConnectFails(t *testing.T) {
 		}}
 		args := append(append([]string{}, tc.args...), "-s", "127.0.0.1", "-p", nobody, "-C", "1")
 		r := side.Start(args, 20*time.Second)()
-		if r.Stdout != header || r.Stderr != tc.stderr || r.Code != tc.code {
+		if r.Stdout != rsock.Header || r.Stderr != tc.stderr || r.Code != tc.code {
 			t.Errorf("%v, %q: %v\nwant exit %d, stderr %q", tc.err, args, r, tc.code, tc.stderr)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
+	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 	"github.com/rdmastack/rdmastack/internal/testenv"
 )
 
@@ -32,8 +33,8 @@ func interop(t *testing.T, m mode) {
 			}
 			rs, rc = pair(t, m, p[0], p[1], "-C", "20", "-k", "3", "-T", "b")
 			ka := "Keepalive: ON\n  time: 3\n"
-			wantS := header + ka + ka + "custom    1000    20      1       39k     "
-			wantC := header + ka + "custom    1000    20      1       39k     "
+			wantS := rsock.Header + ka + ka + "custom    1000    20      1       39k     "
+			wantC := rsock.Header + ka + "custom    1000    20      1       39k     "
 			if !strings.HasPrefix(rs.Stdout, wantS) || !strings.HasPrefix(rc.Stdout, wantC) ||
 				strings.Count(rs.Stdout, "\n") != 6 || strings.Count(rc.Stdout, "\n") != 4 {
 				t.Fatalf("-k: server\n%s\nclient\n%s", rs.Stdout, rc.Stdout)

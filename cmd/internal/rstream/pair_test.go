@@ -3,9 +3,6 @@ package rstream
 import (
 	"io"
 	"net/netip"
-	"regexp"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -47,36 +44,17 @@ func ours(count func(int) int) cmtest.Side {
 func pair(t testing.TB, m mode, server, client cmtest.Side, extra ...string) (rs, rc cmtest.Result) {
 	t.Helper()
 	addr := netip.AddrPortFrom(m.addr(t), cmtest.Port())
-	p := append(append([]string{"-p", strconv.Itoa(int(addr.Port()))}, m.flags...), extra...)
-	waitS := server.Start(append([]string{"-b", addr.Addr().String()}, p...), 120*time.Second)
-	if err := m.wait(t, addr); err != nil {
-		t.Fatalf("%v server: %v\n%v", server, err, waitS())
-	}
-	rc = client.Start(append([]string{"-s", addr.Addr().String()}, p...), 120*time.Second)()
-	rs = waitS()
-	if rc.Code != 0 || rs.Code != 0 || rs.Stderr != "" || rc.Stderr != "" {
-		t.Fatalf("%v server: %v\n%v client: %v", server, rs, client, rc)
-	}
-	return rs, rc
+	wait := func() error { return m.wait(t, addr) }
+	return cmtest.Pair(t, addr, wait, 120*time.Second, server, client, append(append([]string{}, m.flags...), extra...)...)
 }
 
-// perfTail is what follows a table line's counts: seconds, Gb/s and
-// microseconds per transfer.
-var perfTail = regexp.MustCompile(`^ *\d+\.\d\ds *(\d+\.\d\d|inf|-nan) *(\d+\.\d\d|inf|-nan)$`)
-
 // table checks out as rstream's table and returns its lines without the
-// measured part (the first 42 bytes: name, bytes, xfers, iters, total).
+// measured part (rsock.TableRows).
 func table(t testing.TB, out string) []string {
 	t.Helper()
-	if !strings.HasPrefix(out, header) || !strings.HasSuffix(out, "\n") {
-		t.Fatalf("no table:\n%s", out)
-	}
-	var rows []string
-	for _, l := range strings.Split(strings.TrimSuffix(out[len(header):], "\n"), "\n") {
-		if len(l) < 42 || !perfTail.MatchString(l[42:]) {
-			t.Fatalf("bad table line %q in\n%s", l, out)
-		}
-		rows = append(rows, l[:42])
+	rows, err := rsock.TableRows(out)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return rows
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
+	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 )
 
 var rdmaMode = mode{
@@ -79,10 +80,10 @@ func TestIntegrationRstreamRDMAErrors(t *testing.T) {
 	} {
 		rt := r.Start(tc.args, 30*time.Second)()
 		ro := o.Start(tc.args, 30*time.Second)()
-		if rt.Stdout != header || !slices.Contains(tc.theirs, outcome{rt.Stderr, rt.Code}) {
+		if rt.Stdout != rsock.Header || !slices.Contains(tc.theirs, outcome{rt.Stderr, rt.Code}) {
 			t.Errorf("%q: rdma-core's ended in a way this test does not know: %v\nknown: %+v", tc.args, rt, tc.theirs)
 		}
-		if got := (outcome{ro.Stderr, ro.Code}); ro.Stdout != header || got != tc.ours || !slices.Contains(tc.theirs, got) {
+		if got := (outcome{ro.Stderr, ro.Code}); ro.Stdout != rsock.Header || got != tc.ours || !slices.Contains(tc.theirs, got) {
 			t.Errorf("%q: ours %v\nwant exit %d, stderr %q", tc.args, ro, tc.ours.code, tc.ours.stderr)
 		}
 	}

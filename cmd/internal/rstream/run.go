@@ -61,60 +61,29 @@ func (p *program) main(args []string) error {
 	if c.sockets {
 		p.nw = rsock.TCP
 	}
-	n := testSizes[len(testSizes)-1].size
-	if c.custom {
-		n = c.size
+	n := rsock.TestSizes[len(rsock.TestSizes)-1].Size
+	if c.Custom {
+		n = c.Size
 	}
 	if n < 0 {
 		fmt.Fprintln(p.stderr, "malloc: "+strerror(unix.ENOMEM))
 		return exit(-1)
 	}
 	p.buf = make([]byte, n)
-	if c.dst == "" {
+	if c.Dst == "" {
 		if code := p.listen(); code != 0 {
 			return exit(code)
 		}
 		defer p.ln.Close()
 	}
-	fmt.Fprint(p.stdout, header)
-	if c.custom {
-		if code := p.connect(-1); code != 0 {
-			return exit(code)
-		}
-		code := p.test(result{name: "custom", size: c.size, count: c.count, iters: c.iterations})
-		p.conn.Close()
-		return exit(code)
-	}
-	// opt_latency: rsockets' inline data at -i; opt_bandwidth: none.
-	for _, k := range []struct {
-		inline int
-		test   func(size int) result
-	}{
-		{c.inline, func(size int) result {
-			return result{name: testName(size, "_lat"), size: size, count: 1, iters: p.count(size)}
-		}},
-		{0, func(size int) result {
-			return result{name: testName(size, "_bw"), size: size, count: p.count(size), iters: 1}
-		}},
-	} {
-		if code := p.connect(k.inline); code != 0 {
-			return exit(code)
-		}
-		for _, ts := range testSizes {
-			if ts.option == 0 || c.allSizes {
-				p.test(k.test(ts.size)) // rstream goes on after a failed test
-			}
-		}
-		p.conn.Close()
-	}
-	return nil
+	return exit(c.Tests(p.stdout, p.count, p.connect, p.test, func() { p.conn.Close() }))
 }
 
 // options are set_options's socket options; inline -1 leaves rsockets'.
 func (p *program) options(inline int) rsock.Options {
 	o := rsock.Options{Buffer: 1 << 19, Inline: inline, Backlog: 1}
-	if p.c.buffer != 0 {
-		o.Buffer = p.c.buffer
+	if p.c.Buffer != 0 {
+		o.Buffer = p.c.Buffer
 	}
 	if p.c.keepalive != 0 {
 		o.KeepAlive = time.Duration(p.c.keepalive) * time.Second
@@ -132,20 +101,20 @@ func (p *program) keepalive() {
 
 // listen is server_listen: a C return value, 0 for success.
 func (p *program) listen() int {
-	if p.c.gid {
+	if p.c.GID {
 		return p.noAFIB()
 	}
-	addr, err := rsock.Resolve(p.c.src, p.c.port, true, p.c.numeric)
+	addr, err := rsock.Resolve(p.c.Src, p.c.Port, true, p.c.Numeric)
 	if err != nil {
-		return p.lookupFailed("getaddrinfo: ", err)
+		return rsock.LookupFailed(p.stdout, "getaddrinfo: ", err)
 	}
 	// rstream sets the listener's options again before each accept,
 	// which the accepted rsocket takes: -i for the latency pass, none
 	// for the bandwidth pass. Our Listener sizes its connections once,
 	// at Listen: both passes get the latency pass's inline size.
 	inline := -1
-	if !p.c.custom {
-		inline = p.c.inline
+	if !p.c.Custom {
+		inline = p.c.Inline
 	}
 	p.ln, err = p.nw.Listen(context.Background(), addr, p.options(inline))
 	if err != nil {
@@ -158,7 +127,7 @@ func (p *program) listen() int {
 // connect is client_connect or server_connect.
 func (p *program) connect(inline int) int {
 	o := p.options(inline)
-	if p.c.dst == "" {
+	if p.c.Dst == "" {
 		p.keepalive() // set_options on the listener
 		conn, err := p.ln.Accept()
 		if err != nil {
@@ -170,22 +139,22 @@ func (p *program) connect(inline int) int {
 		p.keepalive()
 		return 0
 	}
-	if p.c.gid {
+	if p.c.GID {
 		return p.noAFIB()
 	}
-	addr, err := rsock.Resolve(p.c.dst, p.c.port, false, p.c.numeric)
+	addr, err := rsock.Resolve(p.c.Dst, p.c.Port, false, p.c.Numeric)
 	if err != nil {
-		return p.lookupFailed("getaddrinfo: ", err)
+		return rsock.LookupFailed(p.stdout, "getaddrinfo: ", err)
 	}
-	if p.c.src != "" {
-		if o.Local, err = rsock.Resolve(p.c.src, p.c.port, true, p.c.numeric); err != nil {
-			return p.lookupFailed("getaddrinfo src_addr: ", err)
+	if p.c.Src != "" {
+		if o.Local, err = rsock.Resolve(p.c.Src, p.c.Port, true, p.c.Numeric); err != nil {
+			return rsock.LookupFailed(p.stdout, "getaddrinfo src_addr: ", err)
 		}
 	}
 	p.keepalive()
 	conn, err := p.nw.Dial(context.Background(), addr, o)
 	if err != nil {
-		if code, ok := p.failedInPoll(err); ok {
+		if code, ok := rsock.FailedInPoll(p.stderr, err, p.c.Nonblocking, p.c.sockets); ok {
 			return code
 		}
 		p.perror("rconnect", err)
@@ -195,44 +164,10 @@ func (p *program) connect(inline int) int {
 	return 0
 }
 
-// failedInPoll says how client_connect ends when a non-blocking connect
-// fails with err after it returned, and whether it does: rconnect (or
-// connect) answered EINPROGRESS, rstream polled for POLLOUT, do_poll
-// returned revents&(POLLERR|POLLHUP) and perror printed the errno the
-// connect left, EINPROGRESS.
-//
-// A refusal (the peer's RST, or the CM's REJ) and a timeout are answers
-// from the network, which a non-blocking call does not wait for. The
-// kernel's TCP polls POLLERR|POLLHUP for such a socket; rsockets' rpoll
-// POLLERR for one in rs_connect_error. rdma-core's rconnect can also
-// find the REJ already queued when it reads its CM channel without
-// waiting, and then reports it itself (perror "rconnect", -1); and
-// rpoll, which drives the connect too, can leave another errno than
-// EINPROGRESS: which it prints is a race in rdma-core (the outcomes are
-// listed in TestIntegrationRstreamRDMAErrors). Ours ends, every time,
-// as rdma-core's does when the connect returned EINPROGRESS and its CM
-// thread took the answer (rpoll, EINPROGRESS): an answer that comes
-// over the wire after the REQ is not there when a non-blocking connect
-// returns, and our Dial, not the poll, waits for it. Any other error is
-// the call's own, which rconnect reports.
-func (p *program) failedInPoll(err error) (int, bool) {
-	if !p.c.nonblocking {
-		return 0, false
-	}
-	if en, _ := rsock.Errno(err); en != unix.ECONNREFUSED && en != unix.ETIMEDOUT {
-		return 0, false
-	}
-	fmt.Fprintln(p.stderr, "rpoll: "+strerror(unix.EINPROGRESS))
-	if p.c.sockets {
-		return unix.POLLERR | unix.POLLHUP, true
-	}
-	return unix.POLLERR, true
-}
-
 // test is run_test: the 16-byte sync, then the timed transfers, then
 // the table line.
-func (p *program) test(r result) int {
-	client := p.c.dst != ""
+func (p *program) test(r rsock.Result) int {
+	client := p.c.Dst != ""
 	if code := p.xfer(client, 16); code != 0 {
 		return code
 	}
@@ -240,20 +175,20 @@ func (p *program) test(r result) int {
 		return code
 	}
 	start := time.Now()
-	for range r.iters {
-		for range r.count {
-			if code := p.xfer(client, r.size); code != 0 {
+	for range r.Iters {
+		for range r.Count {
+			if code := p.xfer(client, r.Size); code != 0 {
 				return code
 			}
 		}
-		for range r.count {
-			if code := p.xfer(!client, r.size); code != 0 {
+		for range r.Count {
+			if code := p.xfer(!client, r.Size); code != 0 {
 				return code
 			}
 		}
 	}
-	r.elapsed = time.Since(start)
-	r.write(p.stdout)
+	r.Elapsed = time.Since(start)
+	r.Write(p.stdout)
 	return 0
 }
 
@@ -261,7 +196,7 @@ func (p *program) test(r result) int {
 func (p *program) xfer(send bool, size int) int {
 	b := p.buf[:size]
 	if send {
-		if p.c.verify {
+		if p.c.Verify {
 			p.pattern.Fill(b)
 		}
 		if _, err := p.conn.Write(b); err != nil {
@@ -277,7 +212,7 @@ func (p *program) xfer(send bool, size int) int {
 		p.perror("rrecv", err)
 		return -1
 	}
-	if p.c.verify {
+	if p.c.Verify {
 		if err := p.pattern.Verify(b); err != nil {
 			fmt.Fprintln(p.stdout, err)
 			return -1
@@ -291,17 +226,6 @@ func (p *program) xfer(send bool, size int) int {
 // depend on whether the machine has RDMA devices.
 func (p *program) noAFIB() int {
 	fmt.Fprintln(p.stderr, "rstream: -f gid: AF_IB addresses are not supported")
-	return -1
-}
-
-// lookupFailed prints a failed getaddrinfo and returns its code.
-func (p *program) lookupFailed(what string, err error) int {
-	var le *cmnode.LookupError
-	if errors.As(err, &le) {
-		fmt.Fprintln(p.stdout, what+le.Text)
-		return le.Code
-	}
-	fmt.Fprintln(p.stdout, what+err.Error())
 	return -1
 }
 

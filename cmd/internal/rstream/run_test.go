@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 )
 
 // TestCustomTCP: one custom test ours against ours over TCP, data
@@ -38,7 +40,7 @@ func TestTablesTCP(t *testing.T) {
 	one := func(int) int { return 1 }
 	rs, rc = pair(t, tcpMode, ours(one), ours(one), "-S", "all", "-T", "b", "-T", "v")
 	s, c := table(t, rs.Stdout), table(t, rc.Stdout)
-	if len(s) != 2*len(testSizes) || !slices.Equal(s, c) || s[len(s)-1] != "6m_bw     6m      1       1       12m     " {
+	if len(s) != 2*len(rsock.TestSizes) || !slices.Equal(s, c) || s[len(s)-1] != "6m_bw     6m      1       1       12m     " {
 		t.Fatalf("-S all: server\n%s\nclient\n%s", strings.Join(s, "\n"), strings.Join(c, "\n"))
 	}
 }

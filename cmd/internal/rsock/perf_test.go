@@ -1,4 +1,4 @@
-package rstream
+package rsock
 
 import (
 	"bytes"
@@ -13,18 +13,18 @@ import (
 // 0/0 ("-nan") and x/0 ("inf") included.
 func TestPerfLines(t *testing.T) {
 	var b bytes.Buffer
-	b.WriteString(header)
-	for _, r := range []result{
+	b.WriteString(Header)
+	for _, r := range []Result{
 		{"custom", 1000, 100, 3, 12345 * time.Microsecond},
-		{testName(64, "_lat"), 64, 1, 100000, 2345678 * time.Microsecond},
-		{testName(1<<20, "_bw"), 1 << 20, 100, 1, 987654 * time.Microsecond},
+		{TestName(64, "_lat"), 64, 1, 100000, 2345678 * time.Microsecond},
+		{TestName(1<<20, "_bw"), 1 << 20, 100, 1, 987654 * time.Microsecond},
 		{"custom", 0, 1, 1, 0},
 		{"custom", 10, 1, 1, 0},
 		{"custom", 4096, 7, 3, time.Microsecond},
-		{testName(1<<22, "_bw"), 1 << 22, 100, 1, 16777217 * time.Microsecond},
+		{TestName(1<<22, "_bw"), 1 << 22, 100, 1, 16777217 * time.Microsecond},
 		{"custom", 10, 10, 0, 123456789 * time.Microsecond},
 	} {
-		r.write(&b)
+		r.Write(&b)
 	}
 	want, err := os.ReadFile("testdata/perf.golden")
 	if err != nil {
@@ -35,12 +35,12 @@ func TestPerfLines(t *testing.T) {
 	}
 }
 
-// TestTestNames: the table's names, as rstream cuts size_str into 5
+// TestTestNames: the table's names, as the programs cut size_str into 5
 // bytes.
 func TestTestNames(t *testing.T) {
 	var got []string
-	for _, ts := range testSizes {
-		got = append(got, testName(ts.size, "_lat"))
+	for _, ts := range TestSizes {
+		got = append(got, TestName(ts.Size, "_lat"))
 	}
 	want := []string{"64_lat", "128_lat", "192_lat", "256_lat", "384_lat", "512_lat", "768_lat",
 		"1k_lat", "1.5k_lat", "2k_lat", "3k_lat", "4k_lat", "6k_lat", "8k_lat", "12k_lat",
@@ -52,10 +52,10 @@ func TestTestNames(t *testing.T) {
 	}
 	for i := range want {
 		if got[i] != want[i] {
-			t.Errorf("size %d: %q, want %q", testSizes[i].size, got[i], want[i])
+			t.Errorf("size %d: %q, want %q", TestSizes[i].Size, got[i], want[i])
 		}
 	}
-	if n := testName(1<<20+1<<19, "_bw"); n != "1.5m_bw" {
+	if n := TestName(1<<20+1<<19, "_bw"); n != "1.5m_bw" {
 		t.Errorf("bandwidth name %q", n)
 	}
 }
