@@ -21,11 +21,7 @@ import (
 // equals the sender's of what it wrote, and nothing is left on either
 // guest's device afterwards.
 func TestWireRsocketBulk(t *testing.T) {
-	w := testenv.Wire(t)
-	addr, dev := rxetest.Addr(t)
-	if addr != w.Self {
-		t.Fatalf("rxe0's address %v, the wire's %v", addr, w.Self)
-	}
+	w, dev := rxetest.Wire(t)
 	checkNoLeaks(t, &dev)
 	const size = 64 << 20
 	for _, sender := range []int{0, 1} {

@@ -62,16 +62,12 @@ func TestWireQEMU(t *testing.T) {
 	r.Devices = 1
 	r.Wire = &wireEnd{Side: 1, Peer: k612, Port: 40002, PeerPort: 40001}
 	args := strings.Join(r.qemuArgs(), " ")
-	for _, want := range []string{
+	wantAll(t, "qemu args", args,
 		"-netdev socket,id=wire,udp=127.0.0.1:40001,localaddr=127.0.0.1:40002",
 		"-device virtio-net-pci,netdev=wire,mac=52:54:00:88:00:02",
 		"rdmastack.wire=2",
 		"rdmastack.devices=1",
-	} {
-		if !strings.Contains(args, want) {
-			t.Errorf("qemu args lack %q: %s", want, args)
-		}
-	}
+	)
 	if strings.Contains(args, "-nic none") {
 		t.Errorf("a wire guest has -nic none: %s", args)
 	}
@@ -192,16 +188,12 @@ echo "    --- PASS: TestWireBulk/sub (1.00s)"`),
 	if err != nil {
 		t.Fatalf("payload: %v\n%s", err, out)
 	}
-	for _, want := range []string{
+	wantAll(t, "payload output", string(out),
 		"args: -test.v -test.count=1 -test.run ^(TestWireBulk|TestWireClose)$/sub\n",
 		"env: 1 1 10.88.0.2 10.88.0.1 6.1.0-57-amd64\n",
 		"VM-TEST-EXIT rsock 0\n",
 		"VM-TEST-EXIT ping 0\n",
-	} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("payload output lacks %q:\n%s", want, out)
-		}
-	}
+	)
 	if strings.Contains(string(out), "plain") {
 		t.Errorf("a binary without wire tests ran:\n%s", out)
 	}
@@ -221,4 +213,15 @@ echo "    --- PASS: TestWireBulk/sub (1.00s)"`),
 	if rep.Tally.Passed != 2 || rep.Tally.bad() != 2 {
 		t.Errorf("tally: %d passed, %d bad; want 2, 2", rep.Tally.Passed, rep.Tally.bad())
 	}
+}
+
+// TestInitScriptWire: a wire guest sets up eth0 with its address and
+// rxe0 on it.
+func TestInitScriptWire(t *testing.T) {
+	wantAll(t, "init script", initScript,
+		"rdmastack.wire=*) wire=${arg#*=} ;;",
+		`addr add `+wireNet+`.%s/24 dev eth0\nlink set eth0 up\n' "$wire"`,
+		"link add rxe0 type rxe netdev eth0",
+		`[ "$devices" = 1 ] || fail`,
+	)
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/rxetest"
 )
 
 // TestWireRping: ours against rdma-core's rping -V across the wire, in
@@ -18,11 +18,7 @@ import (
 // of the largest size. Each side checks its own output; nothing is left
 // on either device.
 func TestWireRping(t *testing.T) {
-	w := testenv.Wire(t)
-	addr, dev := cmtest.RxeAddr(t)
-	if addr != w.Self {
-		t.Fatalf("rxe0's address %v, the wire's %v", addr, w.Self)
-	}
+	w, dev := rxetest.Wire(t)
 	ours, theirs := sides(t)
 	for _, size := range []int{1024, bufSize - 1} {
 		for _, pair := range [][2]cmtest.Side{{ours, theirs}, {theirs, ours}} {
