@@ -33,7 +33,9 @@ const WireTimeout = 2 * time.Minute
 // test (its name starts with TestWire) in two guests at once, each with
 // rxe0 on eth0, the two eth0s joined by a wire. The two processes run the
 // same test; Side tells them apart, and they meet with Sync and Exchange,
-// one at a time.
+// one at a time. test/vm takes every test whose name starts with TestWire
+// for a wire test (it runs them in the pairs, and in no single guest): no
+// other test may be named so.
 type WireEnv struct {
 	Side       int        // 0 or 1: which half of the test this process runs
 	Self, Peer netip.Addr // the two guests' addresses on eth0, rxe0's netdev

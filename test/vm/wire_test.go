@@ -18,8 +18,8 @@ var (
 	k612 = kernel{Release: "6.12.117+deb12-amd64"}
 )
 
-// TestWireEnvNames: the payload exports what testenv.Wire reads.
-func TestWireEnvNames(t *testing.T) {
+// TestPairEnvNames: the payload exports what testenv.Wire reads.
+func TestPairEnvNames(t *testing.T) {
 	for ours, theirs := range map[string]string{
 		envWireSide: testenv.EnvWireSide, envWireSelf: testenv.EnvWireSelf,
 		envWirePeer: testenv.EnvWirePeer, envWirePeerKernel: testenv.EnvWirePeerKernel,
@@ -30,7 +30,7 @@ func TestWireEnvNames(t *testing.T) {
 	}
 }
 
-func TestWirePairs(t *testing.T) {
+func TestPairOrders(t *testing.T) {
 	names := func(ps [][2]kernel) []string {
 		var n []string
 		for _, p := range ps {
@@ -53,10 +53,10 @@ func TestWirePairs(t *testing.T) {
 	}
 }
 
-// TestWireQEMU: a wire guest has a virtio NIC on a UDP socket sending to
+// TestPairQEMU: a wire guest has a virtio NIC on a UDP socket sending to
 // its peer's port, its own MAC, rdmastack.wire=H on the kernel command
 // line and a name and ID that say the pair and the side.
-func TestWireQEMU(t *testing.T) {
+func TestPairQEMU(t *testing.T) {
 	var out strings.Builder
 	r := testRun(t, &out)
 	r.Devices = 1
@@ -152,10 +152,10 @@ func fakeBinary(t *testing.T, dir, name string, names []string, script string) t
 	return testBinary{Name: name, SourceDir: src, GuestPath: p, HostPath: p}
 }
 
-// TestWirePayload lists the wire tests of fake binaries, runs side b's
+// TestPairPayload lists the wire tests of fake binaries, runs side b's
 // payload over them with the host's sh and checks its tally as the pair
 // run does.
-func TestWirePayload(t *testing.T) {
+func TestPairPayload(t *testing.T) {
 	dir := t.TempDir()
 	bins := []testBinary{
 		fakeBinary(t, dir, "rsock", []string{"TestIntegrationX", "TestWireBulk", "TestWireClose"},
