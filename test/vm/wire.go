@@ -286,9 +286,14 @@ func checkPair(rep *runReport, list testList) {
 	}
 }
 
+// pairGrace is how long a guest of a pair may run on after its peer ended
+// well: more than one rendezvous's timeout (testenv.WireTimeout).
+const pairGrace = 3 * time.Minute
+
 // runPairs boots the pairs one after the other, the two guests of a pair
 // at once, and returns one report per guest, side a first. A guest that
-// fails stops its peer, whose wire tests could only wait for it.
+// fails stops its peer, whose wire tests could only wait for it, and one
+// that ends gives its peer pairGrace to end too.
 func (s *session) runPairs(ctx context.Context, pairs [][2]kernel,
 	payload func(k kernel, w *wireEnd, guestOutDir string) string, list testList) ([]runReport, error) {
 	files, err := s.prepare(ctx)
@@ -305,12 +310,26 @@ func (s *session) runPairs(ctx context.Context, pairs [][2]kernel,
 			{Side: 0, Peer: p[1], Port: ports[0], PeerPort: ports[1]},
 			{Side: 1, Peer: p[0], Port: ports[1], PeerPort: ports[0]},
 		}
-		pctx, cancel := context.WithCancel(ctx)
 		var (
-			wg   sync.WaitGroup
-			reps [2]runReport
-			outs [2]bytes.Buffer
+			wg      sync.WaitGroup
+			reps    [2]runReport
+			outs    [2]bytes.Buffer
+			mu      sync.Mutex
+			why     [2]string // why a guest was stopped
+			ctxs    [2]context.Context
+			cancels [2]context.CancelFunc
 		)
+		stop := func(i int, reason string) {
+			mu.Lock()
+			if why[i] == "" {
+				why[i] = reason
+			}
+			mu.Unlock()
+			cancels[i]()
+		}
+		for i := range ends {
+			ctxs[i], cancels[i] = context.WithCancel(ctx)
+		}
 		for i, w := range ends {
 			k := p[i]
 			j := vmJob{kernel: k, devices: 1, wire: w, payload: func(k kernel, _ int, outDir string) string {
@@ -319,19 +338,33 @@ func (s *session) runPairs(ctx context.Context, pairs [][2]kernel,
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				reps[i], _ = s.boot(pctx, j, files[k.Release], &outs[i], func(r *runReport) func(string) { return r.Tally.line })
-				if reps[i].Err != nil && pctx.Err() == nil {
-					cancel()
-				} else if reps[i].Err != nil && ctx.Err() == nil {
-					reps[i].Err = errors.New("stopped: its peer failed")
+				reps[i], _ = s.boot(ctxs[i], j, files[k.Release], &outs[i], func(r *runReport) func(string) { return r.Tally.line })
+				if reps[i].Err == nil {
+					// The peer's wire tests wait for this side at
+					// most WireTimeout each; more is a hang.
+					t := time.AfterFunc(pairGrace, func() {
+						stop(1-i, fmt.Sprintf("still running %v after its peer ended", pairGrace))
+					})
+					context.AfterFunc(ctxs[1-i], func() { t.Stop() })
+				} else if !errors.Is(reps[i].Err, context.Canceled) {
+					stop(1-i, "its peer failed")
 				}
 			}()
 		}
 		wg.Wait()
-		cancel()
+		for i := range cancels {
+			cancels[i]()
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("interrupted: %v", ctx.Err())
 		}
+		mu.Lock()
+		for i := range reps {
+			if errors.Is(reps[i].Err, context.Canceled) {
+				reps[i].Err = errors.New("stopped: " + why[i])
+			}
+		}
+		mu.Unlock()
 		for i := range reps {
 			fmt.Fprintf(s.stdout, "vm: ===== output of %s =====\n", reps[i].Name)
 			io.Copy(s.stdout, &outs[i])
