@@ -179,3 +179,16 @@ func fdNames() string {
 	}
 	return strings.Join(names, " ")
 }
+
+// Wire is testenv.Wire for a test of the devices: the wire, and the index
+// of the device on it (the guest's first, rxe0), whose address must be the
+// wire's.
+func Wire(t testing.TB) (*testenv.WireEnv, uint32) {
+	t.Helper()
+	w := testenv.Wire(t)
+	addr, dev := Addr(t)
+	if addr != w.Self {
+		t.Fatalf("the first device's address %v, the wire's %v", addr, w.Self)
+	}
+	return w, dev
+}

@@ -26,8 +26,10 @@ const (
 // pairs and rxe devices with the host's iproute2, waits for every port to be
 // ACTIVE and runs the payload script in a chroot. The kernel command line
 // carries rdmastack.devices=N and rdmastack.run=ID (the payload is
-// /tmp/vm/run/ID/payload.sh). It always ends by powering off; QEMU runs with
-// -no-reboot, so a panic ends the VM too.
+// /tmp/vm/run/ID/payload.sh). A guest of a pair (rdmastack.wire=H, see
+// wire.go) has instead one device, rxe0 on eth0 (the wire), with the address
+// 10.88.0.H/24. It always ends by powering off; QEMU runs with -no-reboot, so
+// a panic ends the VM too.
 const initScript = `#!/bin/busybox sh
 /bin/busybox mkdir -p /proc /sys /dev /mnt /tmp /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
@@ -51,11 +53,13 @@ echo "vm: init: $(uname -r)"
 devices=
 run=
 src=
+wire=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	rdmastack.devices=*) devices=${arg#*=} ;;
 	rdmastack.run=*) run=${arg#*=} ;;
 	rdmastack.src=*) src=${arg#*=} ;;
+	rdmastack.wire=*) wire=${arg#*=} ;;
 	esac
 done
 [ -n "$devices" ] && [ -n "$run" ] || fail "no rdmastack.devices= or rdmastack.run= on the kernel command line"
@@ -93,12 +97,19 @@ payload=` + guestWork + `/run/$run/payload.sh
 # address detection every IPv6 address is usable (and has its RoCE GID)
 # as soon as its link is up, not a second or two later; and the IPv6
 # addresses stay when a test takes a link down, as the IPv4 ones do.
+# A wire guest has rxe0 on eth0 instead.
 syspath=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # Through the host's sh, so that busybox cannot run its own applets instead
 # of the host's commands.
 inroot() {
 	env -i PATH=$syspath HOME=/tmp chroot /mnt /bin/sh -c "$1"
 }
+if [ -n "$wire" ]; then
+	[ "$devices" = 1 ] || fail "a wire guest has one device (rdmastack.devices=1), not $devices"
+	printf 'link set lo up\naddr add ` + wireNet + `.%s/24 dev eth0\nlink set eth0 up\n' "$wire" >/mnt/run/vm/setup.ip
+	inroot "ip -batch /run/vm/setup.ip" || fail "ip -batch: could not set up eth0, the wire"
+	echo "link add rxe0 type rxe netdev eth0" >/mnt/run/vm/setup.rdma
+else
 pairs=$(( (devices + 1) / 2 ))
 for c in default all; do
 	f=/mnt/proc/sys/net/ipv6/conf/$c
@@ -128,6 +139,7 @@ while [ $k -lt $devices ]; do
 	echo "link add rxe$k type rxe netdev veth$k"
 	k=$((k + 1))
 done >/mnt/run/vm/setup.rdma
+fi
 # The project's own rdma (nldev NEWLINK) creates the devices when it was
 # built into the work directory; iproute2's otherwise.
 rdmatool=rdma
@@ -184,6 +196,7 @@ func runPayload(k kernel, devices int, outDir, moduleRoot string, command []stri
 type testBinary struct {
 	Name       string // short name, such as "nldev"
 	ImportPath string
+	HostPath   string // the binary, as the host sees it
 	SourceDir  string // the package's directory: the test's working directory
 	GuestPath  string // the binary, as the guest sees it
 }
@@ -195,10 +208,24 @@ type testBinary struct {
 // touches a page of its code, which made the first garbage collections of
 // a test binary take 20-120 ms and timing tests meaningless.
 func testPayload(k kernel, devices int, outDir string, bins []testBinary, extraArgs []string) string {
+	return testScript(payloadEnv(k, devices, outDir), bins, extraArgs)
+}
+
+// testScript is testPayload with env, the payload's exports.
+func testScript(env string, bins []testBinary, extraArgs []string) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n# test/vm test payload\n")
-	b.WriteString(payloadEnv(k, devices, outDir))
+	b.WriteString(env)
 	b.WriteString("status=0\n")
+	b.WriteString(testSteps(bins, extraArgs))
+	b.WriteString("exit $status\n")
+	return b.String()
+}
+
+// testSteps runs each binary in turn, as testPayload describes; status
+// becomes 1 if one fails.
+func testSteps(bins []testBinary, extraArgs []string) string {
+	var b strings.Builder
 	args := append([]string{"-test.v", "-test.count=1"}, extraArgs...)
 	for _, t := range bins {
 		fmt.Fprintf(&b, "echo %s\n", shellQuote(markerTestStart+t.Name))
@@ -209,6 +236,5 @@ func testPayload(k kernel, devices int, outDir string, bins []testBinary, extraA
 		fmt.Fprintf(&b, "echo \"%s%s $rc\"\n", markerTestStatus, t.Name)
 		b.WriteString("[ $rc -eq 0 ] || status=1\n")
 	}
-	b.WriteString("exit $status\n")
 	return b.String()
 }

@@ -9,18 +9,14 @@ import (
 )
 
 func TestInitScriptMarkers(t *testing.T) {
-	for _, want := range []string{
-		"echo " + markerReady + "\n",
-		`echo "` + markerExit + `$?"`,
+	wantAll(t, "init script", initScript,
+		"echo "+markerReady+"\n",
+		`echo "`+markerExit+`$?"`,
 		markerFailed,
 		"rdmastack.devices=",
 		"/etc/modules.list",
 		"poweroff -f",
-	} {
-		if !strings.Contains(initScript, want) {
-			t.Errorf("init script lacks %q", want)
-		}
-	}
+	)
 }
 
 // TestInitScriptSyntax checks the init script with sh -n.
@@ -64,7 +60,7 @@ func TestTestPayload(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("payload: %v, want exit status 1\n%s", err, out)
 	}
-	for _, want := range []string{
+	wantAll(t, "payload output", string(out),
 		"args: -test.v -test.count=1 -test.run Test A\n",
 		"cwd: good\n",
 		"run from a copy\n",
@@ -72,11 +68,7 @@ func TestTestPayload(t *testing.T) {
 		"VM-TEST-EXIT good 0\n",
 		"VM-TEST-EXIT bad 1\n",
 		"VM-TEST-EXIT crash 2\n",
-	} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("payload output lacks %q:\n%s", want, out)
-		}
-	}
+	)
 	var tl tally
 	for _, l := range strings.Split(string(out), "\n") {
 		tl.line(l)

@@ -290,6 +290,7 @@ func buildBinaries(ctx context.Context, m module, pkgs []testPackage, dir string
 		bins = append(bins, testBinary{
 			Name:       name,
 			ImportPath: p.ImportPath,
+			HostPath:   out,
 			SourceDir:  p.Dir,
 			GuestPath:  guestWork + "/" + filepath.Base(dir) + "/" + name + ".test",
 		})

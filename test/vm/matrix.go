@@ -19,10 +19,14 @@ type vmJob struct {
 	// suffix tells apart runs of one kernel and device count ("race");
 	// it is part of the run's ID and name.
 	suffix  string
+	wire    *wireEnd // a guest of a pair: devices is 1
 	payload func(k kernel, devices int, guestOutDir string) string
 }
 
 func (j vmJob) id() string {
+	if j.wire != nil {
+		return j.wire.id(j.kernel)
+	}
 	id := fmt.Sprintf("%s-%d", j.kernel.Release, j.devices)
 	if j.suffix != "" {
 		id += "-" + j.suffix
@@ -157,7 +161,7 @@ func (s *session) boot(ctx context.Context, j vmJob, f bootFiles, out io.Writer,
 		Kernel: j.kernel, Devices: j.devices, Suffix: j.suffix, Image: f.image, Initrd: f.initrd,
 		Work: s.work, ID: id, Src: s.module.Root,
 		Mem: s.opts.mem, SMP: s.opts.smp, Timeout: timeout,
-		Verbose: s.opts.verbose, Out: out,
+		Verbose: s.opts.verbose, Out: out, Wire: j.wire,
 	}
 	rep := runReport{Name: vm.name()}
 	if watch != nil {

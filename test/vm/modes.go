@@ -222,30 +222,59 @@ func (s *session) test(ctx context.Context) error {
 		fmt.Fprintf(s.stderr, "vm: built %d race test binaries in %s\n", len(raceBins), seconds(time.Since(start)))
 	}
 
-	jobs := s.jobs(s.opts.devices, "", func(k kernel, n int, outDir string) string {
-		return testPayload(k, n, outDir, bins, s.opts.args)
-	})
+	list, err := listTests(ctx, bins, s.opts.args)
+	if err != nil {
+		return err
+	}
+	// A -test.run that selects wire tests only makes no single-guest runs.
+	_, runGiven := runFlag(s.opts.args)
+	single := list.other || !runGiven
+	var jobs []vmJob
+	if single {
+		jobs = s.jobs(s.opts.devices, "", func(k kernel, n int, outDir string) string {
+			return testPayload(k, n, outDir, bins, singleArgs(s.opts.args))
+		})
+	}
 	if n, regex, ok, _ := parseScale(s.opts.scale); ok {
-		args := append(append([]string(nil), s.opts.args...), "-test.run", regex)
+		args := singleArgs(append(append([]string(nil), s.opts.args...), "-test.run", regex))
 		jobs = append(jobs, s.jobs([]int{n}, "", func(k kernel, n int, outDir string) string {
 			return testPayload(k, n, outDir, bins, args)
 		})...)
 	}
-	if len(raceBins) > 0 {
+	if len(raceBins) > 0 && single {
 		// The race runs are the longest: first, so that the parallel
 		// guests finish together.
 		var race []vmJob
 		for _, k := range raceKernels {
 			race = append(race, vmJob{kernel: k, devices: s.opts.devices[0], suffix: raceSuffix,
 				payload: func(k kernel, n int, outDir string) string {
-					return testPayload(k, n, outDir, raceBins, s.opts.args)
+					return testPayload(k, n, outDir, raceBins, singleArgs(s.opts.args))
 				}})
 		}
 		jobs = append(race, jobs...)
 	}
-	reports, err := s.runJobs(ctx, jobs, func(r *runReport) func(string) { return r.Tally.line })
-	if err != nil {
-		return err
+	var reports []runReport
+	if len(jobs) > 0 {
+		reports, err = s.runJobs(ctx, jobs, func(r *runReport) func(string) { return r.Tally.line })
+		if err != nil {
+			return err
+		}
+	}
+	// The pairs come last: their two guests take two CPUs at once.
+	if s.opts.wire && len(list.wire) > 0 {
+		start := time.Now()
+		pairs := wirePairs(s.kernels)
+		reps, err := s.runPairs(ctx, pairs, func(k kernel, w *wireEnd, outDir string) string {
+			return pairPayload(k, outDir, w, bins, list, s.opts.args)
+		}, list)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(s.stderr, "vm: %d wire pairs ran in %s\n", len(pairs), seconds(time.Since(start)))
+		reports = append(reports, reps...)
+	}
+	if len(reports) == 0 {
+		return errors.New("no VM run: -test.run selects wire tests only, and -wire=false")
 	}
 	printRunSummary(s.stdout, reports, true)
 	passed, failed, races := 0, 0, 0

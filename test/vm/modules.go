@@ -34,6 +34,8 @@ var guestModules = []guestModule{
 	{"ib_umad", false},
 	{"veth", true},
 	{"dummy", false},
+	// netem, for the fault injection of wire tests (tc qdisc ... netem).
+	{"sch_netem", false},
 }
 
 // moduleLoad is one insmod line of modprobe --show-depends.

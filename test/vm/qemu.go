@@ -40,6 +40,9 @@ type vmRun struct {
 	ExitGrace time.Duration
 	// Payload, if set, sees each line the payload printed (after VM-READY).
 	Payload func(line string)
+	// Wire, if set, makes the guest one end of a two-guest wire: eth0 on a
+	// host UDP socket, rxe0 on it (Devices is then 1).
+	Wire *wireEnd
 }
 
 // vmResult is what came back from a guest that ran its payload.
@@ -50,6 +53,9 @@ type vmResult struct {
 }
 
 func (r *vmRun) name() string {
+	if r.Wire != nil {
+		return r.Wire.name(r.Kernel)
+	}
 	n := fmt.Sprintf("kernel %s, %d devices", r.Kernel.Release, r.Devices)
 	if r.Suffix != "" {
 		n += ", " + r.Suffix
@@ -61,7 +67,11 @@ func (r *vmRun) name() string {
 // no default devices, the serial console on stdio, the host's root
 // read-only and the work directory writable over 9p.
 func (r *vmRun) qemuArgs() []string {
-	return []string{
+	nic := []string{"-nic", "none"}
+	if r.Wire != nil {
+		nic = r.Wire.qemuArgs()
+	}
+	return append([]string{
 		"-accel", "tcg",
 		"-cpu", "max",
 		"-m", strconv.Itoa(r.Mem),
@@ -72,14 +82,13 @@ func (r *vmRun) qemuArgs() []string {
 		"-chardev", "stdio,id=console,signal=off",
 		"-serial", "chardev:console",
 		"-monitor", "none",
-		"-nic", "none",
 		"-kernel", r.Image,
 		"-initrd", r.Initrd,
 		"-append", r.cmdline(),
 		"-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
 		"-virtfs", "local,path=" + r.Work + ",mount_tag=work,security_model=none",
 		"-virtfs", "local,path=" + r.srcShare() + ",mount_tag=src,security_model=none,readonly=on,multidevs=remap",
-	}
+	}, nic...)
 }
 
 // srcShare is the directory shared as "src": the module root, or / when
@@ -105,6 +114,9 @@ func (r *vmRun) cmdline() string {
 	c += fmt.Sprintf(" rdmastack.devices=%d rdmastack.run=%s", r.Devices, r.ID)
 	if r.Src != "" {
 		c += " rdmastack.src=" + r.Src
+	}
+	if r.Wire != nil {
+		c += fmt.Sprintf(" rdmastack.wire=%d", r.Wire.host())
 	}
 	return c
 }

@@ -23,6 +23,9 @@ type tally struct {
 	Skipped  int      // SKIP lines
 	Races    int      // race detector reports (the test or binary they are in fails too)
 	Problems []string // one line per failure or skip
+	// Results are the top-level tests' results ("PASS", "FAIL", "SKIP"),
+	// by "binary: TestName".
+	Results map[string]string
 
 	binary      string // the test binary running now
 	binaryFails int    // FAIL lines of that binary
@@ -56,6 +59,12 @@ func (t *tally) line(s string) {
 	m := testLine.FindStringSubmatch(s)
 	if m == nil {
 		return
+	}
+	if !strings.Contains(m[2], "/") {
+		if t.Results == nil {
+			t.Results = map[string]string{}
+		}
+		t.Results[t.where()+m[2]] = m[1]
 	}
 	switch m[1] {
 	case "PASS":

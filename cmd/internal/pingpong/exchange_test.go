@@ -9,7 +9,7 @@ import (
 	"github.com/rdmastack/rdmastack/ib"
 )
 
-func TestWireGID(t *testing.T) {
+func TestExchangeGID(t *testing.T) {
 	g, err := ib.ParseGID("fe80::a8bb:ccff:fedd:eeff")
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,376 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Two guests on one wire: each has a virtio NIC on a host UDP socket, the
+// two sockets sending to each other (no root, no bridge, no tap on the
+// host), and rxe0 on that eth0, so that RoCE v2 frames cross a real NIC,
+// ARP and a second kernel. A wire test (TestWire*, internal/testenv.Wire)
+// has two halves, one per guest, which meet over the wire itself.
+
+const (
+	// wireNet is the wire's /24: side a is .1, side b .2.
+	wireNet = "10.88.0"
+	// wireTestPrefix starts the name of every wire test: it runs in the
+	// two guests of each pair, and nowhere else.
+	wireTestPrefix = "TestWire"
+)
+
+// The environment of a wire guest's payload, read by internal/testenv.Wire.
+const (
+	envWireSide       = "RDMASTACK_WIRE_SIDE"        // 0 (side a) or 1 (side b)
+	envWireSelf       = "RDMASTACK_WIRE_SELF"        // this guest's address on eth0
+	envWirePeer       = "RDMASTACK_WIRE_PEER"        // the other guest's
+	envWirePeerKernel = "RDMASTACK_WIRE_PEER_KERNEL" // the other guest's uname -r
+)
+
+// wireEnd is one guest's end of a wire.
+type wireEnd struct {
+	Side     int    // 0 (side a, 10.88.0.1) or 1 (side b, 10.88.0.2)
+	Peer     kernel // the other guest's kernel
+	Port     int    // host UDP port this end receives on
+	PeerPort int    // host UDP port of the other end
+}
+
+func (w *wireEnd) host() int    { return w.Side + 1 }
+func (w *wireEnd) side() string { return string(rune('a' + w.Side)) }
+func (w *wireEnd) addr() string { return fmt.Sprintf("%s.%d", wireNet, w.host()) }
+func (w *wireEnd) peer() string { return fmt.Sprintf("%s.%d", wireNet, 2-w.Side) }
+func (w *wireEnd) mac() string  { return fmt.Sprintf("52:54:00:88:00:%02x", w.host()) }
+func (w *wireEnd) order(k kernel) (a, b kernel) {
+	if w.Side == 0 {
+		return k, w.Peer
+	}
+	return w.Peer, k
+}
+
+// name is the run's name for the guest that boots k.
+func (w *wireEnd) name(k kernel) string {
+	a, b := w.order(k)
+	return fmt.Sprintf("wire %s <-> %s, side %s", a.Release, b.Release, w.side())
+}
+
+// id is the run's ID (its work and output directories).
+func (w *wireEnd) id(k kernel) string {
+	a, b := w.order(k)
+	return fmt.Sprintf("wire-%s-%s-%s", a.Release, b.Release, w.side())
+}
+
+// qemuArgs is the guest's NIC: virtio-net on a UDP socket of the host's
+// loopback, sending to the peer's port.
+func (w *wireEnd) qemuArgs() []string {
+	return []string{
+		"-netdev", fmt.Sprintf("socket,id=wire,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d", w.PeerPort, w.Port),
+		"-device", "virtio-net-pci,netdev=wire,mac=" + w.mac(),
+	}
+}
+
+// env is what a wire guest's payload exports besides payloadEnv's.
+func (w *wireEnd) env() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "export %s=%d\n", envWireSide, w.Side)
+	fmt.Fprintf(&b, "export %s=%s\n", envWireSelf, w.addr())
+	fmt.Fprintf(&b, "export %s=%s\n", envWirePeer, w.peer())
+	fmt.Fprintf(&b, "export %s=%s\n", envWirePeerKernel, shellQuote(w.Peer.Release))
+	return b.String()
+}
+
+// wirePairs are the kernel orders of the pairs, side a first: every two
+// kernels of the session in both orders, then the newest with itself.
+func wirePairs(kernels []kernel) [][2]kernel {
+	var ps [][2]kernel
+	for i, a := range kernels {
+		for _, b := range kernels[i+1:] {
+			ps = append(ps, [2]kernel{a, b}, [2]kernel{b, a})
+		}
+	}
+	if len(kernels) > 0 {
+		newest := slices.MaxFunc(kernels, func(a, b kernel) int { return compareReleases(a.Release, b.Release) })
+		ps = append(ps, [2]kernel{newest, newest})
+	}
+	return ps
+}
+
+// freeUDPPorts returns n distinct UDP ports of the host's loopback that
+// were free a moment ago.
+func freeUDPPorts(n int) ([]int, error) {
+	var ports []int
+	var conns []net.PacketConn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range n {
+		c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("a UDP port for the wire: %v", err)
+		}
+		conns = append(conns, c)
+		ports = append(ports, c.LocalAddr().(*net.UDPAddr).Port)
+	}
+	return ports, nil
+}
+
+// splitRun splits a -test.run pattern at its first slash outside brackets
+// and parentheses: the top-level tests' part, and the rest ("" if none).
+func splitRun(pattern string) (top, rest string) {
+	depth, class := 0, false
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; {
+		case c == '\\':
+			i++
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '/' && depth == 0:
+			return pattern[:i], pattern[i+1:]
+		}
+	}
+	return pattern, ""
+}
+
+// runFlag returns the value of the last -test.run in test binary args.
+func runFlag(args []string) (string, bool) {
+	v, ok := "", false
+	for i := 0; i < len(args); i++ {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !strings.HasPrefix(args[i], "-") || name != "test.run" {
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				break
+			}
+			i++
+			val = args[i]
+		}
+		v, ok = val, true
+	}
+	return v, ok
+}
+
+// withoutRunFlag is args without any -test.run.
+func withoutRunFlag(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		name, _, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if strings.HasPrefix(args[i], "-") && name == "test.run" {
+			if !hasVal {
+				i++
+			}
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+// singleArgs are the test binary flags of a single-guest run: a wire test
+// has no peer there, so it does not run. A -test.skip in args replaces
+// this one.
+func singleArgs(args []string) []string {
+	return append([]string{"-test.skip", "^" + wireTestPrefix}, args...)
+}
+
+// pairArgs are the test binary flags of a wire guest for a binary whose
+// wire tests to run are names: args' -test.run (whose subtest part is kept)
+// becomes one that matches exactly those tests.
+func pairArgs(args []string, names []string) []string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = regexp.QuoteMeta(n)
+	}
+	run := "^(" + strings.Join(quoted, "|") + ")$"
+	if r, ok := runFlag(args); ok {
+		if _, rest := splitRun(r); rest != "" {
+			run += "/" + rest
+		}
+	}
+	return append(withoutRunFlag(args), "-test.run", run)
+}
+
+// testList is what the selection of a test run holds: per binary name, its
+// wire tests, and whether any other test is selected.
+type testList struct {
+	wire  map[string][]string
+	other bool
+}
+
+// listTests runs each test binary on the host with -test.list for the
+// top-level part of args' -test.run (all tests without one), which lists
+// the selected tests without running them.
+func listTests(ctx context.Context, bins []testBinary, args []string) (testList, error) {
+	pattern := "."
+	if r, ok := runFlag(args); ok {
+		pattern, _ = splitRun(r)
+	}
+	l := testList{wire: map[string][]string{}}
+	for _, b := range bins {
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		var out, errOut bytes.Buffer
+		cmd := exec.CommandContext(ctx, b.HostPath, "-test.list", pattern)
+		cmd.Dir = b.SourceDir
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		cancel()
+		if err != nil {
+			return testList{}, fmt.Errorf("%s -test.list %q: %v: %s", b.HostPath, pattern, err, strings.TrimSpace(errOut.String()))
+		}
+		for _, name := range strings.Fields(out.String()) {
+			switch {
+			case strings.HasPrefix(name, wireTestPrefix):
+				l.wire[b.Name] = append(l.wire[b.Name], name)
+			case strings.HasPrefix(name, "Test"), strings.HasPrefix(name, "Example"):
+				l.other = true
+			}
+		}
+	}
+	return l, nil
+}
+
+// pairPayload is the test payload of a wire guest: the binaries with wire
+// tests, each with only those.
+func pairPayload(k kernel, outDir string, w *wireEnd, bins []testBinary, list testList, args []string) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n# test/vm wire payload\n")
+	b.WriteString(payloadEnv(k, 1, outDir))
+	b.WriteString(w.env())
+	b.WriteString("status=0\n")
+	for _, t := range bins {
+		if names := list.wire[t.Name]; len(names) > 0 {
+			b.WriteString(testSteps([]testBinary{t}, pairArgs(args, names)))
+		}
+	}
+	b.WriteString("exit $status\n")
+	return b.String()
+}
+
+// checkPair fails a wire run that did not report a result for each of the
+// wire tests it was given: a wire test must run on both sides of each pair.
+func checkPair(rep *runReport, list testList) {
+	if rep.Err != nil {
+		return // counted as a failure already
+	}
+	bins := make([]string, 0, len(list.wire))
+	for b := range list.wire {
+		bins = append(bins, b)
+	}
+	slices.Sort(bins)
+	for _, b := range bins {
+		for _, name := range list.wire[b] {
+			if _, ok := rep.Tally.Results[b+": "+name]; !ok {
+				rep.Tally.Failed++
+				rep.Tally.Problems = append(rep.Tally.Problems,
+					fmt.Sprintf("%s: %s: no result on this side (a wire test runs on both sides of each pair)", b, name))
+			}
+		}
+	}
+}
+
+// pairGrace is how long a guest of a pair may run on after its peer ended
+// well: more than one rendezvous's timeout (testenv.WireTimeout).
+const pairGrace = 3 * time.Minute
+
+// runPairs boots the pairs one after the other, the two guests of a pair
+// at once, and returns one report per guest, side a first. A guest that
+// fails stops its peer, whose wire tests could only wait for it, and one
+// that ends gives its peer pairGrace to end too.
+func (s *session) runPairs(ctx context.Context, pairs [][2]kernel,
+	payload func(k kernel, w *wireEnd, guestOutDir string) string, list testList) ([]runReport, error) {
+	files, err := s.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var reports []runReport
+	for _, p := range pairs {
+		ports, err := freeUDPPorts(2)
+		if err != nil {
+			return nil, err
+		}
+		ends := [2]*wireEnd{
+			{Side: 0, Peer: p[1], Port: ports[0], PeerPort: ports[1]},
+			{Side: 1, Peer: p[0], Port: ports[1], PeerPort: ports[0]},
+		}
+		var (
+			wg      sync.WaitGroup
+			reps    [2]runReport
+			outs    [2]bytes.Buffer
+			mu      sync.Mutex
+			why     [2]string // why a guest was stopped
+			ctxs    [2]context.Context
+			cancels [2]context.CancelFunc
+		)
+		stop := func(i int, reason string) {
+			mu.Lock()
+			if why[i] == "" {
+				why[i] = reason
+			}
+			mu.Unlock()
+			cancels[i]()
+		}
+		for i := range ends {
+			ctxs[i], cancels[i] = context.WithCancel(ctx)
+		}
+		for i, w := range ends {
+			k := p[i]
+			j := vmJob{kernel: k, devices: 1, wire: w, payload: func(k kernel, _ int, outDir string) string {
+				return payload(k, w, outDir)
+			}}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				reps[i], _ = s.boot(ctxs[i], j, files[k.Release], &outs[i], func(r *runReport) func(string) { return r.Tally.line })
+				if reps[i].Err == nil {
+					// The peer's wire tests wait for this side at
+					// most WireTimeout each; more is a hang.
+					t := time.AfterFunc(pairGrace, func() {
+						stop(1-i, fmt.Sprintf("still running %v after its peer ended", pairGrace))
+					})
+					context.AfterFunc(ctxs[1-i], func() { t.Stop() })
+				} else if !errors.Is(reps[i].Err, context.Canceled) {
+					stop(1-i, "its peer failed")
+				}
+			}()
+		}
+		wg.Wait()
+		for i := range cancels {
+			cancels[i]()
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("interrupted: %v", ctx.Err())
+		}
+		mu.Lock()
+		for i := range reps {
+			if errors.Is(reps[i].Err, context.Canceled) {
+				reps[i].Err = errors.New("stopped: " + why[i])
+			}
+		}
+		mu.Unlock()
+		for i := range reps {
+			fmt.Fprintf(s.stdout, "vm: ===== output of %s =====\n", reps[i].Name)
+			io.Copy(s.stdout, &outs[i])
+			checkPair(&reps[i], list)
+		}
+		reports = append(reports, reps[:]...)
+	}
+	return reports, nil
+}

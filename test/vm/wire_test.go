@@ -1,0 +1,227 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rdmastack/rdmastack/internal/testenv"
+)
+
+var (
+	k61  = kernel{Release: "6.1.0-57-amd64"}
+	k612 = kernel{Release: "6.12.117+deb12-amd64"}
+)
+
+// TestPairEnvNames: the payload exports what testenv.Wire reads.
+func TestPairEnvNames(t *testing.T) {
+	for ours, theirs := range map[string]string{
+		envWireSide: testenv.EnvWireSide, envWireSelf: testenv.EnvWireSelf,
+		envWirePeer: testenv.EnvWirePeer, envWirePeerKernel: testenv.EnvWirePeerKernel,
+	} {
+		if ours != theirs {
+			t.Errorf("test/vm exports %s, testenv reads %s", ours, theirs)
+		}
+	}
+}
+
+func TestPairOrders(t *testing.T) {
+	names := func(ps [][2]kernel) []string {
+		var n []string
+		for _, p := range ps {
+			n = append(n, p[0].Release+"~"+p[1].Release)
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		ks   []kernel
+		want []string
+	}{
+		{[]kernel{k61, k612}, []string{k61.Release + "~" + k612.Release, k612.Release + "~" + k61.Release, k612.Release + "~" + k612.Release}},
+		{[]kernel{k612, k61}, []string{k612.Release + "~" + k61.Release, k61.Release + "~" + k612.Release, k612.Release + "~" + k612.Release}},
+		{[]kernel{k61}, []string{k61.Release + "~" + k61.Release}},
+		{nil, nil},
+	} {
+		if diff := cmp.Diff(tc.want, names(wirePairs(tc.ks))); diff != "" {
+			t.Errorf("wirePairs(%v) (-want +got):\n%s", tc.ks, diff)
+		}
+	}
+}
+
+// TestPairQEMU: a wire guest has a virtio NIC on a UDP socket sending to
+// its peer's port, its own MAC, rdmastack.wire=H on the kernel command
+// line and a name and ID that say the pair and the side.
+func TestPairQEMU(t *testing.T) {
+	var out strings.Builder
+	r := testRun(t, &out)
+	r.Devices = 1
+	r.Wire = &wireEnd{Side: 1, Peer: k612, Port: 40002, PeerPort: 40001}
+	args := strings.Join(r.qemuArgs(), " ")
+	wantAll(t, "qemu args", args,
+		"-netdev socket,id=wire,udp=127.0.0.1:40001,localaddr=127.0.0.1:40002",
+		"-device virtio-net-pci,netdev=wire,mac=52:54:00:88:00:02",
+		"rdmastack.wire=2",
+		"rdmastack.devices=1",
+	)
+	if strings.Contains(args, "-nic none") {
+		t.Errorf("a wire guest has -nic none: %s", args)
+	}
+	if got, want := r.name(), "wire 6.12.117+deb12-amd64 <-> 6.1.0-57-amd64, side b"; got != want {
+		t.Errorf("name %q, want %q", got, want)
+	}
+	j := vmJob{kernel: r.Kernel, devices: 1, wire: r.Wire}
+	if got, want := j.id(), "wire-6.12.117+deb12-amd64-6.1.0-57-amd64-b"; got != want {
+		t.Errorf("id %q, want %q", got, want)
+	}
+	r.Wire = nil
+	if args := strings.Join(r.qemuArgs(), " "); !strings.Contains(args, "-nic none") || strings.Contains(args, "netdev") {
+		t.Errorf("a single guest has a NIC: %s", args)
+	}
+}
+
+func TestFreeUDPPorts(t *testing.T) {
+	ports, err := freeUDPPorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ports) != 2 || ports[0] == ports[1] || ports[0] == 0 {
+		t.Errorf("ports %v", ports)
+	}
+}
+
+func TestRunFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		run  string
+		ok   bool
+	}{
+		{nil, "", false},
+		{[]string{"-test.run", "A"}, "A", true},
+		{[]string{"-test.run=A", "-test.v", "--test.run", "B/c"}, "B/c", true},
+		{[]string{"-test.runx", "A"}, "", false},
+		{[]string{"-test.run"}, "", false},
+	} {
+		run, ok := runFlag(tc.args)
+		if run != tc.run || ok != tc.ok {
+			t.Errorf("runFlag(%q) = %q, %v; want %q, %v", tc.args, run, ok, tc.run, tc.ok)
+		}
+	}
+	if diff := cmp.Diff([]string{"-test.v", "-test.runx", "y"}, withoutRunFlag([]string{"-test.run=A", "-test.v", "-test.run", "B", "-test.runx", "y"})); diff != "" {
+		t.Errorf("withoutRunFlag (-want +got):\n%s", diff)
+	}
+	for in, want := range map[string][2]string{
+		"A":            {"A", ""},
+		"A/b/c":        {"A", "b/c"},
+		"(A/x|B)/c":    {"(A/x|B)", "c"},
+		"[/]A/c":       {"[/]A", "c"},
+		`A\/x/c`:       {`A\/x`, "c"},
+		"^TestWire$/x": {"^TestWire$", "x"},
+	} {
+		if top, rest := splitRun(in); top != want[0] || rest != want[1] {
+			t.Errorf("splitRun(%q) = %q, %q; want %q, %q", in, top, rest, want[0], want[1])
+		}
+	}
+	if diff := cmp.Diff([]string{"-test.skip", "^TestWire", "-test.run", "X"}, singleArgs([]string{"-test.run", "X"})); diff != "" {
+		t.Errorf("singleArgs (-want +got):\n%s", diff)
+	}
+	got := pairArgs([]string{"-test.run", "Wire/both.sides", "-test.timeout=5m"}, []string{"TestWireA", "TestWire.B"})
+	if diff := cmp.Diff([]string{"-test.timeout=5m", "-test.run", `^(TestWireA|TestWire\.B)$/both.sides`}, got); diff != "" {
+		t.Errorf("pairArgs (-want +got):\n%s", diff)
+	}
+}
+
+// fakeBinary writes a shell script that stands in for a test binary: it
+// answers -test.list with names (filtered by grep -E, as a regexp) and
+// otherwise runs script.
+func fakeBinary(t *testing.T, dir, name string, names []string, script string) testBinary {
+	t.Helper()
+	p := filepath.Join(dir, name+".test")
+	body := "#!/bin/sh\nif [ \"$1\" = -test.list ]; then printf '%s\\n' " + shellJoin(names) + " | grep -E -e \"$2\"; exit 0; fi\n" + script
+	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "src", name)
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return testBinary{Name: name, SourceDir: src, GuestPath: p, HostPath: p}
+}
+
+// TestPairPayload lists the wire tests of fake binaries, runs side b's
+// payload over them with the host's sh and checks its tally as the pair
+// run does.
+func TestPairPayload(t *testing.T) {
+	dir := t.TempDir()
+	bins := []testBinary{
+		fakeBinary(t, dir, "rsock", []string{"TestIntegrationX", "TestWireBulk", "TestWireClose"},
+			`echo "args: $*"; echo "env: $RDMASTACK_VM_DEVICES $RDMASTACK_WIRE_SIDE $RDMASTACK_WIRE_SELF $RDMASTACK_WIRE_PEER $RDMASTACK_WIRE_PEER_KERNEL"
+echo "--- PASS: TestWireBulk (1.00s)"
+echo "    --- PASS: TestWireBulk/sub (1.00s)"`),
+		fakeBinary(t, dir, "plain", []string{"TestA", "ExampleB"}, `echo "plain ran"; exit 1`),
+		fakeBinary(t, dir, "ping", []string{"TestWirePing"}, `echo "--- SKIP: TestWirePing (0.00s)"`),
+	}
+	ctx := t.Context()
+	list, err := listTests(ctx, bins, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"rsock": {"TestWireBulk", "TestWireClose"}, "ping": {"TestWirePing"}}
+	if diff := cmp.Diff(want, list.wire); diff != "" || !list.other {
+		t.Errorf("listTests: other %v, wire (-want +got):\n%s", list.other, diff)
+	}
+	only, err := listTests(ctx, bins, []string{"-test.run", "^TestWireB/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string][]string{"rsock": {"TestWireBulk"}}, only.wire); diff != "" || only.other {
+		t.Errorf("listTests(^TestWireB): other %v, wire (-want +got):\n%s", only.other, diff)
+	}
+
+	w := &wireEnd{Side: 1, Peer: k61}
+	script := pairPayload(k612, "/tmp/vm/out/w", w, bins, list, []string{"-test.run", "Bulk/sub"})
+	out, err := exec.Command("sh", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("payload: %v\n%s", err, out)
+	}
+	wantAll(t, "payload output", string(out),
+		"args: -test.v -test.count=1 -test.run ^(TestWireBulk|TestWireClose)$/sub\n",
+		"env: 1 1 10.88.0.2 10.88.0.1 6.1.0-57-amd64\n",
+		"VM-TEST-EXIT rsock 0\n",
+		"VM-TEST-EXIT ping 0\n",
+	)
+	if strings.Contains(string(out), "plain") {
+		t.Errorf("a binary without wire tests ran:\n%s", out)
+	}
+	rep := runReport{Name: "x"}
+	for _, l := range strings.Split(string(out), "\n") {
+		rep.Tally.line(l)
+	}
+	checkPair(&rep, list)
+	wantProblems := []string{
+		"ping: SKIP TestWirePing (a skip inside the VM counts as a failure)",
+		"rsock: TestWireClose: no result on this side (a wire test runs on both sides of each pair)",
+	}
+	slices.Sort(rep.Tally.Problems)
+	if diff := cmp.Diff(wantProblems, rep.Tally.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	if rep.Tally.Passed != 2 || rep.Tally.bad() != 2 {
+		t.Errorf("tally: %d passed, %d bad; want 2, 2", rep.Tally.Passed, rep.Tally.bad())
+	}
+}
+
+// TestInitScriptWire: a wire guest sets up eth0 with its address and
+// rxe0 on it.
+func TestInitScriptWire(t *testing.T) {
+	wantAll(t, "init script", initScript,
+		"rdmastack.wire=*) wire=${arg#*=} ;;",
+		`addr add `+wireNet+`.%s/24 dev eth0\nlink set eth0 up\n' "$wire"`,
+		"link add rxe0 type rxe netdev eth0",
+		`[ "$devices" = 1 ] || fail`,
+	)
+}
