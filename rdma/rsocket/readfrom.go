@@ -179,10 +179,11 @@ func (c *conn) sendState() error {
 	return nil
 }
 
-// closeRes frees the connection's resources (Close's last step, or the
+// closeRes frees the connection's resources, its Mappings first (Close's last step, or the
 // last ReadFrom's or WriteTo's after it).
 func (c *conn) closeRes() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.res.close()
+	// The Mappings' memory regions go before the PD.
+	return errors.Join(c.closeMappings(), c.res.close())
 }
