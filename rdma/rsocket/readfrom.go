@@ -179,8 +179,8 @@ func (c *conn) sendState() error {
 	return nil
 }
 
-// closeRes frees the connection's resources, its Mappings first (Close's last step, or the
-// last ReadFrom's or WriteTo's after it).
+// closeRes frees the connection's resources, its Mappings first
+// (Close's last step, or the last ReadFrom's or WriteTo's after it).
 func (c *conn) closeRes() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
