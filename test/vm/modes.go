@@ -226,9 +226,11 @@ func (s *session) test(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// A -test.run that selects wire tests only makes no single-guest runs.
+	// A -test.run that selects wire tests only makes no single-guest runs;
+	// benchmarks run in single guests whatever -test.run selects.
 	_, runGiven := runFlag(s.opts.args)
-	single := list.other || !runGiven
+	_, benchGiven := testFlag(s.opts.args, "test.bench")
+	single := list.other || !runGiven || benchGiven
 	var jobs []vmJob
 	if single {
 		jobs = s.jobs(s.opts.devices, "", func(k kernel, n int, outDir string) string {

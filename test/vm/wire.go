@@ -149,11 +149,15 @@ func splitRun(pattern string) (top, rest string) {
 }
 
 // runFlag returns the value of the last -test.run in test binary args.
-func runFlag(args []string) (string, bool) {
+func runFlag(args []string) (string, bool) { return testFlag(args, "test.run") }
+
+// testFlag is the last value of the test binary flag name ("test.run")
+// in args, and whether it is there.
+func testFlag(args []string, flag string) (string, bool) {
 	v, ok := "", false
 	for i := 0; i < len(args); i++ {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
-		if !strings.HasPrefix(args[i], "-") || name != "test.run" {
+		if !strings.HasPrefix(args[i], "-") || name != flag {
 			continue
 		}
 		if !hasVal {

@@ -111,6 +111,9 @@ func TestRunFlags(t *testing.T) {
 			t.Errorf("runFlag(%q) = %q, %v; want %q, %v", tc.args, run, ok, tc.run, tc.ok)
 		}
 	}
+	if b, ok := testFlag([]string{"-test.run", "XXX", "-test.bench", "Rstream"}, "test.bench"); b != "Rstream" || !ok {
+		t.Errorf("testFlag test.bench = %q, %v", b, ok)
+	}
 	if diff := cmp.Diff([]string{"-test.v", "-test.runx", "y"}, withoutRunFlag([]string{"-test.run=A", "-test.v", "-test.run", "B", "-test.runx", "y"})); diff != "" {
 		t.Errorf("withoutRunFlag (-want +got):\n%s", diff)
 	}
