@@ -286,6 +286,8 @@ func TestIntegrationRSFailWakes(t *testing.T) {
 // completion error, and nothing here is touched.
 func TestIntegrationRSBadPeer(t *testing.T) {
 	l := rsListenNoLeaks(t)
+	// A bystander on the same listener, which the bad peers must not touch.
+	bc, bs := rsPair(t, l, &Dialer{KeepAlive: -1})
 	for _, tc := range []struct {
 		name string
 		msg  rsproto.Msg
@@ -321,5 +323,18 @@ func TestIntegrationRSBadPeer(t *testing.T) {
 	var ce *CompletionError
 	if !errors.As(err, &ce) || !errors.Is(err, unix.EIO) {
 		t.Errorf("writing outside the peer's buffer: Read: %v", err)
+	}
+
+	// The bystander still moves data both ways.
+	bc.SetDeadline(time.Now().Add(20 * time.Second))
+	bs.SetDeadline(time.Now().Add(20 * time.Second))
+	for _, p := range [][2]*Conn{{bc, bs}, {bs, bc}} {
+		if _, err := p[0].Write([]byte("still here")); err != nil {
+			t.Fatalf("bystander Write: %v", err)
+		}
+		got := make([]byte, len("still here"))
+		if _, err := io.ReadFull(p[1], got); err != nil || string(got) != "still here" {
+			t.Fatalf("bystander Read: %q, %v", got, err)
+		}
 	}
 }

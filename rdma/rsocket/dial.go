@@ -127,8 +127,8 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (*Con
 }
 
 // partialDeadline gives one of n remaining addresses its share of ctx's
-// time left (net.Dialer's partialDeadline, without its 2s floor's
-// exception: a share is at least 2s unless less is left).
+// time left, as net.Dialer does: an equal share, but at least 2s unless
+// less is left.
 func partialDeadline(ctx context.Context, n int) (context.Context, context.CancelFunc) {
 	dl, ok := ctx.Deadline()
 	if !ok || n <= 1 {
