@@ -241,8 +241,13 @@ func (p *program) await(buf []byte, marker uint8) int {
 	for i := 0; load(last) != marker; i++ {
 		runtime.Gosched()
 		if i%1024 == 0 && time.Now().After(next) {
-			if code := p.alive(); code != 0 {
-				return code
+			// A peer that ends its run closes right after its last
+			// write, which RC places before its disconnect arrives:
+			// a connection found closed after the marker came is the
+			// peer's normal end, not an error.
+			if err := p.alive(); err != nil && load(last) != marker {
+				fmt.Fprintln(p.stderr, rsock.Perror("rrecv", err))
+				return -1
 			}
 			next = time.Now().Add(probeEvery)
 		}
@@ -265,22 +270,21 @@ const (
 
 // alive reads with a deadline soon to pass: nothing comes on the
 // stream while a side waits for the peer's writes, so the read times
-// out unless the connection is closed or broken, which it reports as
-// rrecv's error. (A deadline already past would end the read before it
-// looks at the connection.)
-func (p *program) alive() int {
+// out unless the connection is closed or broken, which it returns as
+// rrecv's error (a closed one as ECONNRESET). (A deadline already past
+// would end the read before it looks at the connection.)
+func (p *program) alive() error {
 	var b [1]byte
 	p.conn.SetReadDeadline(time.Now().Add(probeWait))
 	_, err := p.conn.Read(b[:])
 	p.conn.SetReadDeadline(time.Time{})
 	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
-		return 0
+		return nil
 	}
 	if errors.Is(err, io.EOF) {
 		err = unix.ECONNRESET
 	}
-	fmt.Fprintln(p.stderr, rsock.Perror("rrecv", err))
-	return -1
+	return err
 }
 
 // load reads *b afresh each call: the peer's RDMA writes change it
