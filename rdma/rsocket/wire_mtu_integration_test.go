@@ -1,0 +1,108 @@
+package rsocket
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rdmastack/rdmastack/internal/rxetest"
+	"github.com/rdmastack/rdmastack/rdma"
+	"github.com/rdmastack/rdmastack/uverbs"
+)
+
+// TestWireRsocketMTU: side 0's wire at MTU 4200 (rxe0's active MTU 4096),
+// side 1's at 1500 (1024). Dialled from the smaller side, a stream uses
+// the smaller path MTU on both sides and carries 256 KiB each way intact.
+// Dialled from the larger side, the kernel's CM gives both QPs the
+// dialler's 4096 (RoCE's route takes the local netdev's MTU, the REQ
+// carries it, the REP has no MTU to answer with), so the smaller side's
+// packets do not fit its wire and the larger side's are too long for its
+// responder (rxe's check_length): the connection fails on both sides with
+// a typed error (a reset, or a completion error) before its deadline,
+// never a hang, and leaves nothing behind. rdma-core's rsockets share the
+// kernel's CM and fail alike (ibv_rc_pingpong -m 4096, TestWireMTU, shows
+// the same failure for ours and rdma-core's).
+func TestWireRsocketMTU(t *testing.T) {
+	w, dev := rxetest.Wire(t)
+	checkNoLeaks(t, &dev)
+	mtu := 1500
+	if w.Side == 0 {
+		mtu = 4200
+	}
+	active := rxetest.SetWireMTU(t, mtu)
+	w.Exchange(t, t.Name()+"/mtu", active.String())
+	payload := bytes.Repeat([]byte("0123456789abcdef"), 16<<10)
+	for _, dialer := range []int{1, 0} {
+		t.Run(fmt.Sprintf("from-side-%d", dialer), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var c *Conn
+			var err error
+			if w.Side == dialer {
+				port := w.Exchange(t, t.Name()+"/port", "")
+				c, err = DialContext(ctx, "rdma", netip.AddrPortFrom(w.Peer, mustPort(t, port)).String())
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				l, err := Listen("rdma", netip.AddrPortFrom(w.Self, 0).String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer l.Close()
+				w.Exchange(t, t.Name()+"/port", strconv.Itoa(int(l.Addr().(*Addr).AddrPort().Port())))
+				if c, err = l.AcceptConn(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			defer c.Close()
+			var pathMTU string
+			if err := c.Control(func(_ *rdma.ID, qp *uverbs.QP) error {
+				a, err := qp.Query(uverbs.QPAttrPathMTU)
+				if err == nil {
+					pathMTU = a.PathMTU.String()
+				}
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			peerMTU := w.Exchange(t, t.Name()+"/path-mtu", pathMTU)
+			c.SetDeadline(time.Now().Add(20 * time.Second))
+			errc := make(chan error, 1)
+			go func() {
+				_, err := c.Write(payload)
+				errc <- err
+			}()
+			got := make([]byte, len(payload))
+			_, rerr := io.ReadFull(c, got)
+			werr := <-errc
+			t.Logf("side %d (active MTU %v), dialled from side %d: path MTU %s, the peer's %s; write %v, read %v, intact %v",
+				w.Side, active, dialer, pathMTU, peerMTU, werr, rerr, bytes.Equal(got, payload))
+			w.Sync(t, t.Name()+"/done")
+			if dialer == 1 {
+				if werr != nil || rerr != nil || !bytes.Equal(got, payload) {
+					t.Fatalf("256 KiB each way: write %v, read %v, intact %v", werr, rerr, bytes.Equal(got, payload))
+				}
+				if pathMTU != "1024" || peerMTU != "1024" {
+					t.Fatalf("path MTU %s here, %s on the peer: want the smaller, 1024", pathMTU, peerMTU)
+				}
+				return
+			}
+			if pathMTU != "4096" || peerMTU != "4096" {
+				t.Fatalf("path MTU %s here, %s on the peer: the kernel's CM gives both the dialler's, 4096", pathMTU, peerMTU)
+			}
+			var ce *CompletionError
+			if rerr == nil || !(errors.Is(rerr, syscall.ECONNRESET) || errors.As(rerr, &ce)) || errors.Is(rerr, os.ErrDeadlineExceeded) {
+				t.Fatalf("read over a path MTU the smaller wire cannot carry: %v, want a reset or a completion error before the deadline", rerr)
+			}
+		})
+	}
+}
