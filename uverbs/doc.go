@@ -52,7 +52,7 @@
 // registered memory outside the Go heap (package uverbs/membuf).
 //
 // Waits never stall the Go runtime: CompChannel.GetEvent and
-// Context.ReadEvent park the goroutine in the netpoller, take a
+// Context.GetEvent park the goroutine in the netpoller, take a
 // context.Context, and are woken by Close; a channel given a poll time
 // (CompChannel.SetPollTime) polls, yielding to other goroutines, for up
 // to that long before it parks, in waits that follow an event. QP.Init, QP.Connect (and its

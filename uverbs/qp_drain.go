@@ -12,8 +12,12 @@ import (
 	"github.com/rdmastack/rdmastack/internal/waitfd"
 )
 
-// DrainWRID and DrainWRID+1 are the work request IDs of the send and
-// receive markers Drain posts; other work requests should not use them.
+// DrainWRID and DrainWRID+1 are reserved work request IDs: those of the
+// send and receive markers Drain posts. Other work requests must not use
+// them. While a Drain waits, Poll keeps its markers out of its results;
+// a caller polling the CQs after a Drain that ended early (its ctx done)
+// may still find them, as completions of the QP with these IDs, and
+// should skip them.
 const DrainWRID = 0xffff_ffff_ffff_d4a0
 
 // Drain moves the QP to the error state and waits until every work
