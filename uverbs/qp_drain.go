@@ -42,8 +42,8 @@ const DrainWRID = 0xffff_ffff_ffff_d4a0
 //
 // Drain returns ctx's error, matching context.Canceled or
 // os.ErrDeadlineExceeded, if ctx ends first; the QP is then in the error
-// state and the markers may still come (with their IDs, as completions
-// of the QP). It returns an error matching os.ErrClosed when the QP, its
+// state and the markers may still come, as completions of the QP with
+// the IDs DrainWRID and DrainWRID+1. It returns an error matching os.ErrClosed when the QP, its
 // CQs or its context are closed meanwhile, and one matching unix.EBUSY
 // when another Drain of the QP is in progress.
 func (qp *QP) Drain(ctx context.Context, handle func(WC)) error {
