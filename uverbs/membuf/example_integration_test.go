@@ -11,7 +11,7 @@ import (
 // what it prints.
 func TestIntegrationExamples(t *testing.T) {
 	testenv.RequireRDMA(t)
-	const want = "sge length: 12288\nclose while registered: true\nclose after: <nil>\n"
+	const want = "sge length: 65536\nclose while registered: true\nclose after: <nil>\n"
 	if got := testenv.Stdout(t, ExampleBuffer_Register); got != want {
 		t.Errorf("ExampleBuffer_Register printed %q, want %q", got, want)
 	}

@@ -24,7 +24,7 @@ func ExampleBuffer_Register() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	buf, err := membuf.New(10000) // rounded up to whole pages
+	buf, err := membuf.New(1 << 16) // page-aligned, zero-filled
 	if err != nil {
 		log.Fatal(err)
 	}
