@@ -1,4 +1,15 @@
-// Package ah brings the kernel's address-handle attribute semantics to Go.
+// Package ah brings the kernel's address-handle attribute semantics to Go:
+// a program keeps a table of GID entries and builds address-handle
+// attributes that hold counted references to them, so that an attribute
+// whose source address went away says so (Stale) instead of silently
+// naming another address.
+//
+//	tab, err := ah.NewTable(ah.PortSpec{Port: 1, Size: 16, RoCE: true})
+//	sgid, err := tab.Get(1, 3) // held
+//	var a ah.Attr
+//	ah.MoveGRHSGIDAttr(&a, dgid, 0, 64, 0, sgid) // a owns the reference
+//	defer ah.Destroy(&a)
+//	if a.Stale() { /* rebuild from the current table */ }
 //
 // In the kernel (drivers/infiniband/core/verbs.c and cache.c) an AH
 // attribute (struct rdma_ah_attr) owns at most one counted reference to a

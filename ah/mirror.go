@@ -71,7 +71,7 @@ func (m *Mirror) Refresh() (added, deleted int, err error) {
 // miss events.
 func (m *Mirror) Watch(ctx context.Context, other func(uverbs.AsyncEvent)) error {
 	for {
-		ev, err := m.ctx.ReadEvent(ctx)
+		ev, err := m.ctx.GetEvent(ctx)
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}

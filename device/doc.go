@@ -1,5 +1,6 @@
-// Package device is one typed model of every RDMA device visible in the
-// caller's network namespace, joining RDMA netlink (devices, ports and
+// Package device lists the RDMA devices a program can use and opens them:
+// one typed model of every RDMA device visible in the caller's network
+// namespace, joining RDMA netlink (devices, ports and
 // their char devices) with sysfs (link layer, the PCI or auxiliary parent,
 // and a fallback where netlink lacks a command).
 //

@@ -1,6 +1,10 @@
-// Package nldev is a typed client for the kernel's RDMA netlink interface
-// (NETLINK_RDMA, the RDMA_NLDEV_* commands of include/uapi/rdma/rdma_netlink.h),
-// the interface iproute2's rdma tool speaks. It needs no rdma-core and no cgo.
+// Package nldev is how a program does what iproute2's rdma tool does: list
+// the RDMA devices, ports and links, read their resources (QPs, CQs, MRs,
+// PDs, cm_ids, contexts) and counters, add and delete rxe and siw links,
+// and change settings (names, network namespaces, counter modes). It is
+// a typed client for the kernel's RDMA netlink interface (NETLINK_RDMA,
+// the RDMA_NLDEV_* commands of include/uapi/rdma/rdma_netlink.h) and
+// needs no rdma-core and no cgo.
 //
 // Open a Client with Dial and ask it questions:
 //

@@ -59,7 +59,11 @@ func CreateEventChannel() (*EventChannel, error) {
 	return ch, nil
 }
 
-// FD is the channel's file descriptor number, for display.
+// FD is the channel's file descriptor number, for display (librdmacm
+// keeps it in rdma_event_channel.fd, which the C tools poll and print).
+// It is valid until Close, after which the number may be reused. Never
+// read or poll it: the channel's waits (GetEvent and the rest) own the
+// descriptor, and a read of one's own would steal their events.
 func (ch *EventChannel) FD() int { return ch.fd.Num() }
 
 func (ch *EventChannel) tryFetch(fd uintptr) bool {

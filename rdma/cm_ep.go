@@ -87,7 +87,7 @@ func CreateEP(ctx context.Context, addr string, opts *EPOptions) (*ID, error) {
 	if timeout == 0 {
 		timeout = 2 * time.Second
 	}
-	id, err := CreateID(cmp(opts.PortSpace, PortSpaceTCP), qpType)
+	id, err := CreateID(orDefault(opts.PortSpace, PortSpaceTCP), qpType)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,8 @@ func CreateEP(ctx context.Context, addr string, opts *EPOptions) (*ID, error) {
 	return id, nil
 }
 
-func cmp(ps, def PortSpace) PortSpace {
+// orDefault is ps, or def when ps is zero (unset).
+func orDefault(ps, def PortSpace) PortSpace {
 	if ps == 0 {
 		return def
 	}
@@ -146,7 +147,7 @@ func ListenEP(addr string, backlog int, opts *EPOptions) (*ID, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rdma: %s: %w", op, err)
 	}
-	id, err := CreateID(cmp(opts.PortSpace, PortSpaceTCP), qpType)
+	id, err := CreateID(orDefault(opts.PortSpace, PortSpaceTCP), qpType)
 	if err != nil {
 		return nil, err
 	}

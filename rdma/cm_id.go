@@ -11,22 +11,38 @@ import (
 
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/internal/kabi"
-	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
-// PortSpace is an id's port space (enum rdma_ucm_port_space): which
-// transport its ports belong to. It is nldev's type, which reports it.
-type PortSpace = nldev.PortSpace
+// PortSpace is an id's port space (enum rdma_ucm_port_space, a __u16 in
+// struct rdma_ucm_create_id): which transport its ports belong to.
+type PortSpace uint16
 
 // Port spaces.
 const (
-	PortSpaceTCP   = nldev.PortSpaceTCP   // RDMA_PS_TCP: RC connections
-	PortSpaceUDP   = nldev.PortSpaceUDP   // RDMA_PS_UDP: UD, SIDR and multicast
-	PortSpaceIB    = nldev.PortSpaceIB    // RDMA_PS_IB: RC or UD, AF_IB addressing
-	PortSpaceIPoIB = nldev.PortSpaceIPoIB // RDMA_PS_IPOIB: UD, IPoIB's qkey
+	PortSpaceTCP   PortSpace = ucma.RDMA_PS_TCP   // RC connections
+	PortSpaceUDP   PortSpace = ucma.RDMA_PS_UDP   // UD, SIDR and multicast
+	PortSpaceIB    PortSpace = ucma.RDMA_PS_IB    // RC or UD, AF_IB addressing
+	PortSpaceIPoIB PortSpace = ucma.RDMA_PS_IPOIB // UD, IPoIB's qkey
 )
+
+// String returns "TCP", "UDP", "IB" or "IPoIB", the names `rdma
+// resource` prints (but for RDMA_PS_IB, which iproute2 also calls
+// "IPoIB"), and PortSpace(0x...) for other values.
+func (ps PortSpace) String() string {
+	switch ps {
+	case PortSpaceTCP:
+		return "TCP"
+	case PortSpaceUDP:
+		return "UDP"
+	case PortSpaceIB:
+		return "IB"
+	case PortSpaceIPoIB:
+		return "IPoIB"
+	}
+	return fmt.Sprintf("PortSpace(%#x)", uint16(ps))
+}
 
 // MaxResources, as ConnParam's ResponderResources or InitiatorDepth, asks
 // for the most the device (and, on Accept, the peer's request) allows
@@ -92,7 +108,7 @@ func (ch *EventChannel) CreateID(ps PortSpace, qpType ib.QPType) (*ID, error) {
 	case ps == PortSpaceTCP && qpType == ib.QPTypeRC, ps == PortSpaceUDP && qpType == ib.QPTypeUD,
 		ps == PortSpaceIPoIB && qpType == ib.QPTypeUD, ps == PortSpaceIB && (qpType == ib.QPTypeRC || qpType == ib.QPTypeUD):
 	default:
-		return nil, fmt.Errorf("rdma: %s: port space %#x does not carry %v QPs: %w", op, uint32(ps), qpType, errInvalid)
+		return nil, fmt.Errorf("rdma: %s: port space %#x does not carry %v QPs: %w", op, uint16(ps), qpType, errInvalid)
 	}
 	// The kernel id is made first and enrolled with its handle: an id in
 	// the channel's table always has one for Close to destroy. It has
@@ -125,8 +141,12 @@ func (id *ID) Channel() *EventChannel {
 	return id.ch
 }
 
-// Handle is the kernel's number for the id (what RDMA netlink shows as
-// the cm_id's number is a different, kernel-internal one).
+// Handle is the rdma_ucm handle of the id: the number the kernel gave it
+// when it was created, with which every command names it (what librdmacm
+// keeps in cma_id_private.handle). It is stable while the id lives and
+// unique among the live ids of the kernel's rdma_ucm. It is not the
+// cm-idn `rdma resource show cm_id` prints (the kernel's restrack id),
+// and the C tools do not print it.
 func (id *ID) Handle() uint32 { return id.handle }
 
 // Device is the device the id is bound to, nil before it is (after Bind
@@ -312,7 +332,7 @@ func (id *ID) deviceMax() (resp, init uint8) {
 	id.mu.Lock()
 	d := id.dev
 	id.mu.Unlock()
-	if d == nil || d.attr == nil {
+	if d == nil {
 		return 0, 0
 	}
 	return uint8(min(d.attr.MaxQPRdAtom, 0xFE)), uint8(min(d.attr.MaxQPInitRdAtom, 0xFE))

@@ -100,7 +100,7 @@ func (id *ID) writeIn(op string, cmd uint32, req []byte, ptrOff int, data []byte
 // Notify tells the connection manager of a QP event (rdma_notify): only
 // uverbs.EventCommEst counts, which makes a passive id ESTABLISHED when
 // data arrived before the peer's RTU. Forward it from the QP's context's
-// async events (Context.ReadEvent).
+// async events (Context.GetEvent).
 func (id *ID) Notify(ev uverbs.EventType) error {
 	req := ucma.Notify{ID: id.handle, Event: uint32(ev)}
 	return id.write(fmt.Sprintf("notify %v", ev), ucma.RDMA_USER_CM_CMD_NOTIFY, kabi.Bytes(&req), 0, nil)

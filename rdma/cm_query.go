@@ -76,7 +76,7 @@ func (id *ID) bindDevice(a AddrInfo) error {
 	}
 	var dev *Device
 	for _, d := range list {
-		if d.attr != nil && d.attr.NodeGUID == a.NodeGUID && (a.DevIndex == NoDevIndex || d.index == int64(a.DevIndex)) {
+		if d.attr.NodeGUID == a.NodeGUID && (a.DevIndex == NoDevIndex || d.index == int64(a.DevIndex)) {
 			dev = d
 			break
 		}

@@ -8,16 +8,16 @@ import (
 )
 
 // Device is one cached, opened RDMA device, shared by every list and user
-// in the process. Do not Close its context: it belongs to the cache.
+// in the process.
 type Device struct {
 	name  string
 	index int64
 	node  string // the uverbs char device's name: with index, the device's identity
 
 	ctx   *uverbs.Context
-	close func() error // closes ctx; the cache calls it once, when the device is dropped
-	attr  *uverbs.DeviceAttr
-	ports []*uverbs.PortAttr // ports[0] is port 1
+	close func() error // closes ctx (shared: its own Close refuses); the cache calls it once, when the device is dropped
+	attr  uverbs.DeviceAttr
+	ports []uverbs.PortAttr // ports[0] is port 1
 
 	mu   sync.Mutex // guards refs and dead; the cache's lock is taken first
 	refs int
@@ -44,9 +44,12 @@ func (d *Device) removed(op string) error {
 	return nil
 }
 
-// Context returns the device's shared verbs context, for creating
-// protection domains, queues and the rest. It belongs to the cache: do not
-// Close it.
+// Context returns the device's verbs context, for creating protection
+// domains, queues and the rest. Every user of the device shares it, and it
+// belongs to the cache, which closes it once the device is gone and no
+// list holds it: its Close returns an error matching uverbs.ErrShared and
+// leaves it open. The objects created through it are the caller's to
+// close.
 func (d *Device) Context() (*uverbs.Context, error) {
 	if err := d.removed("context"); err != nil {
 		return nil, err
@@ -54,23 +57,24 @@ func (d *Device) Context() (*uverbs.Context, error) {
 	return d.ctx, nil
 }
 
-// Attr returns the device attributes queried when the device was opened.
-func (d *Device) Attr() (*uverbs.DeviceAttr, error) {
+// Attr returns a copy of the device attributes queried when the device
+// was opened.
+func (d *Device) Attr() (uverbs.DeviceAttr, error) {
 	if err := d.removed("query device"); err != nil {
-		return nil, err
+		return uverbs.DeviceAttr{}, err
 	}
 	return d.attr, nil
 }
 
-// Port returns the attributes of port n (from 1) queried when the device
-// was opened.
-func (d *Device) Port(n int) (*uverbs.PortAttr, error) {
+// Port returns a copy of the attributes of port n (from 1) queried when
+// the device was opened.
+func (d *Device) Port(n int) (uverbs.PortAttr, error) {
 	op := fmt.Sprintf("query port %d", n)
 	if err := d.removed(op); err != nil {
-		return nil, err
+		return uverbs.PortAttr{}, err
 	}
 	if n < 1 || n > len(d.ports) {
-		return nil, fmt.Errorf("rdma: %s: %s: the device has ports 1 to %d: %w", d.name, op, len(d.ports), errInvalid)
+		return uverbs.PortAttr{}, fmt.Errorf("rdma: %s: %s: the device has ports 1 to %d: %w", d.name, op, len(d.ports), errInvalid)
 	}
 	return d.ports[n-1], nil
 }

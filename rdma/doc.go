@@ -1,5 +1,21 @@
-// Package rdma is librdmacm in Go, without rdma-core: its
-// rdma_get_devices / rdma_free_devices contract and its connection manager.
+// Package rdma is librdmacm in Go, without rdma-core and without cgo: a
+// program lists the RDMA devices (GetDevices) and connects queue pairs
+// through the connection manager, which resolves a peer's IP address to a
+// device and a route, as rdma_resolve_addr and rdma_connect do.
+//
+//	id, err := rdma.CreateID(rdma.PortSpaceTCP, ib.QPTypeRC)
+//	defer id.Close()
+//	err = id.ResolveAddr(ctx, netip.AddrPort{}, server, 2*time.Second)
+//	err = id.ResolveRoute(ctx, 2*time.Second)
+//	vctx, err := id.Device().Context() // the device's shared verbs context
+//	// ... a PD and a CQ on vctx ...
+//	qp, err := id.CreateQP(pd, uverbs.QPInit{SendCQ: cq, RecvCQ: cq, Cap: cap})
+//	err = id.Connect(ctx, nil)
+//
+// Package rsocket, beside this one, gives net.Conn and net.Listener over
+// such connections.
+//
+// # Devices
 //
 // GetDevices returns a slice the caller owns, holding one opened and
 // queried device per RDMA device (the device and every port queried, as
@@ -7,7 +23,9 @@
 // between lists and every other user: each list holds one reference on
 // each device in it, and FreeDevices drops those references and frees only
 // the list — never a context still in use. FreeDevices(nil) and a second
-// FreeDevices of the same list do nothing.
+// FreeDevices of the same list do nothing. A device's verbs context
+// (Device.Context) is shared too: its Close is refused with
+// uverbs.ErrShared, and Attr and Port return copies.
 //
 // A device that disappears is marked dead: its methods return errors
 // matching ErrDeviceRemoved, and its context is closed when its last list
@@ -56,7 +74,7 @@
 //
 // # Streams
 //
-// Package rsocket, beside this one, gives net.Conn and net.Listener over
-// RC connections made with this package's connection manager,
-// wire-compatible with librdmacm's rsockets.
+// Package rsocket gives net.Conn and net.Listener over RC connections
+// made with this package's connection manager, wire-compatible with
+// librdmacm's rsockets.
 package rdma

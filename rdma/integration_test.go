@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/internal/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
+	"github.com/rdmastack/rdmastack/uverbs"
 )
 
 // TestIntegrationGetDevices: every device, opened and queried, agrees with
@@ -302,5 +303,52 @@ func TestIntegrationSeesChanges(t *testing.T) {
 	}
 	if got := names(); !got["rxeseen1"] || got["rxeseen0"] {
 		t.Fatalf("right after the rename, GetDevices has %v; want rxeseen1 and not rxeseen0", got)
+	}
+}
+
+// TestIntegrationSharedContext: the context Device.Context hands out is
+// not its users' to close: Close fails with uverbs.ErrShared and the
+// context keeps working. Attr and Port hand out copies.
+func TestIntegrationSharedContext(t *testing.T) {
+	testenv.RequireRDMA(t)
+	list, err := GetDevices()
+	if err != nil {
+		t.Fatalf("GetDevices: %v", err)
+	}
+	t.Cleanup(func() { FreeDevices(list) })
+	d := list[0]
+	ctx, err := d.Context()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ctx.Close(); !errors.Is(err, uverbs.ErrShared) || !strings.Contains(err.Error(), "close") {
+		t.Fatalf("%s: Close on the shared context: %v, want uverbs.ErrShared", d.Name(), err)
+	}
+	pd, err := ctx.AllocPD()
+	if err != nil {
+		t.Fatalf("%s: alloc pd after the refused Close: %v", d.Name(), err)
+	}
+	if err := pd.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := d.Context(); err != nil || again != ctx {
+		t.Fatalf("%s: a second Context: %p, %v; want the same %p", d.Name(), again, err, ctx)
+	}
+	attr, err := d.Attr()
+	if err != nil || attr.MaxQPWR == 0 {
+		t.Fatalf("%s: Attr: %+v, %v", d.Name(), attr, err)
+	}
+	attr.MaxQPWR = 0
+	if again, _ := d.Attr(); again.MaxQPWR == 0 {
+		t.Fatalf("%s: a change to Attr's result reached the cache", d.Name())
+	}
+	p, err := d.Port(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := p.State
+	p.State = 0
+	if again, _ := d.Port(1); again.State != state {
+		t.Fatalf("%s: a change to Port's result reached the cache", d.Name())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	// Package device keeps the process's one snapshot of its RDMA devices,
 	// current from the kernel's events, and sets devsnap.Verbs to it.
 	_ "github.com/rdmastack/rdmastack/device"
+	"github.com/rdmastack/rdmastack/internal/ctxshare"
 	"github.com/rdmastack/rdmastack/internal/devsnap"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -55,14 +56,14 @@ func openDevice(dev uverbs.Device) (*Device, error) {
 		ctx.Close()
 		return nil, err
 	}
-	d := &Device{name: dev.Name, index: int64(dev.Index), node: dev.Uverbs, ctx: ctx, close: ctx.Close, attr: attr}
+	d := &Device{name: dev.Name, index: int64(dev.Index), node: dev.Uverbs, ctx: ctx, close: ctxshare.Share(ctx), attr: *attr}
 	for p := 1; p <= int(attr.PhysPortCount); p++ {
 		pa, err := ctx.QueryPort(p)
 		if err != nil {
 			ctx.Close()
 			return nil, fmt.Errorf("rdma: open %s: %w", dev.Name, err)
 		}
-		d.ports = append(d.ports, pa)
+		d.ports = append(d.ports, *pa)
 	}
 	return d, nil
 }

@@ -90,7 +90,7 @@ func TestIntegrationCloseWakesWaiters(t *testing.T) {
 				mu.Unlock()
 				switch k % 3 {
 				case 0:
-					_, err := e.c.ReadEvent(context.Background())
+					_, err := e.c.GetEvent(context.Background())
 					return err
 				case 1:
 					_, err := q.ch.GetEvent(context.Background())
@@ -106,8 +106,8 @@ func TestIntegrationCloseWakesWaiters(t *testing.T) {
 		ended(t, "waits at the context's Close", errs, 6, time.Second, os.ErrClosed)
 		_, err = other.GetEvent(context.Background())
 		wantClosed(t, "GetEvent on a channel of a closed context", err)
-		_, err = e.c.ReadEvent(context.Background())
-		wantClosed(t, "ReadEvent on a closed context", err)
+		_, err = e.c.GetEvent(context.Background())
+		wantClosed(t, "GetEvent on a closed context", err)
 	})
 	t.Run("cq", func(t *testing.T) {
 		// A CQ's Close does not end a wait on its channel, which other

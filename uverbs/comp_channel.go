@@ -74,8 +74,11 @@ func (ch *CompChannel) bind(cq *CQ, add bool) {
 	ch.cqs.Store(&cqs)
 }
 
-// FD is the channel's file descriptor number, for display: it may be
-// reused once the channel is closed.
+// FD is the channel's file descriptor number, for display (the C tools
+// print it as the channel's fd). It is valid until Close, after which the
+// number may be reused. Never read or poll it: the channel's waits
+// (GetEvent and the rest) own the descriptor, and a read of one's own
+// would steal their events.
 func (ch *CompChannel) FD() int { return ch.fd.Num() }
 
 // GetEvent waits for the next completion event on the channel and returns

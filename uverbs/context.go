@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/ctxshare"
 	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/internal/waitfd"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
@@ -27,6 +28,7 @@ type Context struct {
 	closeMu sync.Mutex   // held across Close, so that a second Close returns when all is undone
 	k       kernel
 	closed  bool
+	shared  atomic.Bool // Close refuses: see ErrShared and internal/ctxshare
 
 	// ioctlOK: the kernel has the ioctl framework; invokeWrite: it runs
 	// write() commands through it (UVERBS_METHOD_INVOKE_WRITE).
@@ -242,7 +244,27 @@ func (c *Context) QueryContext() (numCompVectors int, core CoreSupport, err erro
 // It is safe to call more than once and concurrently with any other use
 // of the context and its objects: a creation it overtakes fails with an
 // error matching os.ErrClosed and leaves nothing behind.
+//
+// A shared context, the one rdma.Device.Context hands to every user of a
+// device, is not its users' to close: Close returns an error matching
+// ErrShared and changes nothing, and the context keeps working for all.
 func (c *Context) Close() error {
+	if c.shared.Load() {
+		return wrap(c.dev.Name, "close", ErrShared)
+	}
+	return c.close()
+}
+
+func init() {
+	ctxshare.Share = func(ctx any) func() error {
+		c := ctx.(*Context)
+		c.shared.Store(true)
+		return c.close
+	}
+}
+
+// close is Close, also for a shared context.
+func (c *Context) close() error {
 	c.closeMu.Lock()
 	defer c.closeMu.Unlock()
 	c.mu.Lock()

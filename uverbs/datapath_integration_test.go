@@ -259,7 +259,7 @@ func TestIntegrationRxeErrors(t *testing.T) {
 			}
 		}
 		for {
-			ev, err := e.c.ReadEvent(within(t, 3*time.Second))
+			ev, err := e.c.GetEvent(within(t, 3*time.Second))
 			if err != nil {
 				t.Fatalf("no CQ_ERR event after %d sends into a uverbs.CQ of %d: %v", n, n-2, err)
 			}

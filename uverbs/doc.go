@@ -1,10 +1,25 @@
-// Package uverbs speaks the kernel's uverbs ABI over
-// /dev/infiniband/uverbsN without rdma-core: contexts on a Device (one
-// package device lists, or DeviceByName finds) with their async event
-// fd, device, port, GID and P_Key queries, and the control path of
-// protection domains, memory regions (with re-registration), completion
-// channels, CQs (with resizing), QPs (RC, UC, UD), SRQs (with resizing
-// and the limit event) and address handles.
+// Package uverbs is libibverbs in Go: a program opens an RDMA device,
+// creates its protection domain, queues and memory regions, posts work
+// requests and polls their completions, over the kernel's uverbs ABI
+// (/dev/infiniband/uverbsN), without rdma-core and without cgo.
+//
+//	ctx, err := uverbs.OpenName("rxe0")
+//	defer ctx.Close() // destroys every object below
+//	pd, err := ctx.AllocPD()
+//	cq, err := ctx.CreateCQ(uverbs.CQAttr{CQE: 16})
+//	qp, err := pd.CreateQP(uverbs.QPInit{Type: ib.QPTypeRC, SendCQ: cq, RecvCQ: cq,
+//		Cap: uverbs.QPCap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1}})
+//	err = qp.Init(opts)          // then qp.Connect(opts, peer)
+//	err = qp.PostSend(&uverbs.SendWR{...})
+//	n, err := cq.Poll(wc)
+//
+// The package covers contexts on a Device (one package device lists, or
+// DeviceByName finds) with their async events (Context.GetEvent);
+// device, port, GID and P_Key queries; and protection domains, memory
+// regions (with re-registration), completion channels, CQs (with
+// resizing), QPs (RC, UC, UD), SRQs (with resizing and the limit event),
+// memory windows and address handles, with the data path over them.
+// Example_rcDataPath is a whole exchange; package membuf gives the memory.
 //
 // A Context talks to the kernel the way libibverbs does: through
 // RDMA_VERBS_IOCTL where the kernel has it, and through write()
@@ -52,7 +67,7 @@
 // registered memory outside the Go heap (package uverbs/membuf).
 //
 // Waits never stall the Go runtime: CompChannel.GetEvent and
-// Context.ReadEvent park the goroutine in the netpoller, take a
+// Context.GetEvent park the goroutine in the netpoller, take a
 // context.Context, and are woken by Close; a channel given a poll time
 // (CompChannel.SetPollTime) polls, yielding to other goroutines, for up
 // to that long before it parks, in waits that follow an event. QP.Init, QP.Connect (and its

@@ -31,6 +31,12 @@ var (
 	// EPROTONOSUPPORT from the kernel); the text names what is missing.
 	// It is ib.ErrNotSupported, the sentinel every package shares.
 	ErrNotSupported = ib.ErrNotSupported
+
+	// ErrShared is matched by the error of Close on a shared context, the
+	// one rdma.Device.Context hands to every user of a device: it belongs
+	// to rdma's device cache, which closes it when the device is gone and
+	// unused. Close then changes nothing. It matches unix.EBUSY.
+	ErrShared = fmt.Errorf("the context is shared: %w", unix.EBUSY)
 )
 
 // Error is the error type of the package. It names the device and the

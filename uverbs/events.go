@@ -76,13 +76,13 @@ func (t EventType) IsPortEvent() bool {
 	return false
 }
 
-// ReadEvent waits for the next asynchronous event (ibv_get_async_event)
+// GetEvent waits for the next asynchronous event (ibv_get_async_event)
 // in Go's netpoller. It returns an error matching context.Canceled when
 // ctx is cancelled, one matching os.ErrDeadlineExceeded (and
 // context.DeadlineExceeded) when ctx's deadline passes, and one matching
 // os.ErrClosed when the context is closed, before or during the wait.
-func (c *Context) ReadEvent(ctx context.Context) (AsyncEvent, error) {
-	const op = "read async event"
+func (c *Context) GetEvent(ctx context.Context) (AsyncEvent, error) {
+	const op = "get async event"
 	if c.events == nil {
 		return AsyncEvent{}, wrap(c.dev.Name, op, fmt.Errorf("no async event fd: %w", ErrNotSupported))
 	}

@@ -14,7 +14,7 @@ import (
 // Send one message between two RC queue pairs of one device: the whole
 // data path, from registered memory to the completions, waiting for them
 // on a completion channel. Nothing here names the device's driver.
-// (TestIntegrationExampleRCDataPath runs it on Soft-RoCE and checks what
+// (TestIntegrationExamples runs it on Soft-RoCE and checks what
 // it prints.)
 func Example_rcDataPath() {
 	ctx, err := uverbs.OpenName("rxe0")

@@ -194,7 +194,7 @@ func TestIntegrationUverbsEvents(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			ev, err := c.ReadEvent(until(t, deadline))
+			ev, err := c.GetEvent(until(t, deadline))
 			if err != nil {
 				t.Fatalf("waiting for %v: %v", want, err)
 			}
@@ -236,7 +236,7 @@ func TestIntegrationUverbsEvents(t *testing.T) {
 	// PORT_ACTIVE again on the carrier change, and the link-local GIDs'
 	// return as GID_CHANGE); then a deadline passes.
 	for i := 0; ; i++ {
-		ev, err := c.ReadEvent(until(t, time.Now().Add(200*time.Millisecond)))
+		ev, err := c.GetEvent(until(t, time.Now().Add(200*time.Millisecond)))
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			break
 		}
@@ -273,7 +273,7 @@ func TestIntegrationUverbsEvents(t *testing.T) {
 	}
 	// Measured: Debian's 6.12 rxe reports QP_LAST_WQE_REACHED for a QP on
 	// an SRQ entering the error state; 6.1's reports nothing.
-	ev, err := c.ReadEvent(until(t, time.Now().Add(time.Second)))
+	ev, err := c.GetEvent(until(t, time.Now().Add(time.Second)))
 	switch {
 	case err == nil:
 		if ev.Type != EventQPLastWQEReached || ev.QP != qp || ev.Element == 0 {
@@ -332,7 +332,7 @@ func TestIntegrationUverbsDeviceRemoval(t *testing.T) {
 	if err != nil {
 		t.Fatalf("AllocPD while the removal waits: %v", err)
 	}
-	if ev, err := c.ReadEvent(until(t, time.Now().Add(200*time.Millisecond))); !errors.Is(err, os.ErrDeadlineExceeded) {
+	if ev, err := c.GetEvent(until(t, time.Now().Add(200*time.Millisecond))); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("async event while the removal waits: %v, %v (none expected: no DEVICE_FATAL without disassociation)", ev.Type, err)
 	}
 	for _, cl := range []interface{ Close() error }{pd2, pd, c} {

@@ -108,8 +108,8 @@ func TestIntegrationUverbsQueries(t *testing.T) {
 		// Both interfaces give an async event fd (write(): GET_CONTEXT's
 		// response; ioctl: ASYNC_EVENT_ALLOC).
 		for _, c := range []*Context{ci, cw} {
-			if _, err := c.ReadEvent(until(t, time.Now().Add(10*time.Millisecond))); !errors.Is(err, os.ErrDeadlineExceeded) {
-				t.Errorf("ReadEvent (ioctl %v): %v, want a deadline error", c.UsesIoctl(), err)
+			if _, err := c.GetEvent(until(t, time.Now().Add(10*time.Millisecond))); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("GetEvent (ioctl %v): %v, want a deadline error", c.UsesIoctl(), err)
 			}
 		}
 		if _, _, err := ci.QueryContext(); !errors.Is(err, ErrNotSupported) {

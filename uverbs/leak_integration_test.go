@@ -150,7 +150,7 @@ func cycle(t *testing.T, d uverbs.Device, each bool) {
 		t.Fatalf("cancelled wait: %v", err)
 	}
 	ended := make(chan error, 1)
-	go func() { _, err := c.ReadEvent(context.Background()); ended <- err }()
+	go func() { _, err := c.GetEvent(context.Background()); ended <- err }()
 	if each {
 		for i := len(closers) - 1; i >= 0; i-- {
 			if err := closers[i].Close(); err != nil {

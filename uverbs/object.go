@@ -176,6 +176,12 @@ func useAll(op string, objs ...*object) (done func(), err error) {
 	return release, nil
 }
 
-// Handle is the object's uverbs handle (what RDMA netlink does not show;
-// unique per context and object type).
+// Handle is the object's uverbs handle: the number the kernel gave it in
+// its context's table, with which every command names it (what
+// libibverbs keeps in ibv_qp.handle and the like). It is stable while the
+// object lives and unique among the live objects of its type in its
+// context; another context may use the same number. It is not the
+// number RDMA netlink reports (`rdma resource` shows the kernel's
+// restrack ids: pdn, cqn, mrn, and a QP's number), and the C tools do
+// not print it.
 func (o *object) Handle() uint32 { return o.handle }

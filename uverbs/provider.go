@@ -67,7 +67,7 @@ func providerFor(d ib.DriverID) provider {
 // ErrNoProvider is matched by the error of creating a CQ, QP or SRQ on a
 // device whose driver has no data-path provider in this package; the
 // error names the driver. It matches ErrNotSupported.
-var ErrNoProvider = fmt.Errorf("no data-path provider for the driver (only rxe has one): %w", ErrNotSupported)
+var ErrNoProvider = fmt.Errorf("no data-path provider for the driver: %w", ErrNotSupported)
 
 // dataPath returns the provider for a new CQ, QP or SRQ (what), nil for a
 // context without a char device (the tests' fake kernels: control path

@@ -12,8 +12,12 @@ import (
 	"github.com/rdmastack/rdmastack/internal/waitfd"
 )
 
-// DrainWRID and DrainWRID+1 are the work request IDs of the send and
-// receive markers Drain posts; other work requests should not use them.
+// DrainWRID and DrainWRID+1 are reserved work request IDs: those of the
+// send and receive markers Drain posts. Other work requests must not use
+// them. While a Drain waits, Poll keeps its markers out of its results;
+// a caller polling the CQs after a Drain that ended early (its ctx done)
+// may still find them, as completions of the QP with these IDs, and
+// should skip them.
 const DrainWRID = 0xffff_ffff_ffff_d4a0
 
 // Drain moves the QP to the error state and waits until every work
@@ -38,8 +42,8 @@ const DrainWRID = 0xffff_ffff_ffff_d4a0
 //
 // Drain returns ctx's error, matching context.Canceled or
 // os.ErrDeadlineExceeded, if ctx ends first; the QP is then in the error
-// state and the markers may still come (with their IDs, as completions
-// of the QP). It returns an error matching os.ErrClosed when the QP, its
+// state and the markers may still come, as completions of the QP with
+// the IDs DrainWRID and DrainWRID+1. It returns an error matching os.ErrClosed when the QP, its
 // CQs or its context are closed meanwhile, and one matching unix.EBUSY
 // when another Drain of the QP is in progress.
 func (qp *QP) Drain(ctx context.Context, handle func(WC)) error {

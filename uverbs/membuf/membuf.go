@@ -1,6 +1,3 @@
-// Package membuf is registered memory outside the Go heap: a Buffer is an
-// anonymous mmap that cannot be unmapped while a memory region covers it,
-// so the device never writes into memory the process gave back.
 package membuf
 
 import (

@@ -78,7 +78,7 @@ func Run(ctx context.Context, stdout io.Writer, c *Config) error {
 	defer cancel(nil)
 	go watchRemoval(ctx, cancel, dev.Device)
 	for {
-		ev, err := vc.ReadEvent(ctx)
+		ev, err := vc.GetEvent(ctx)
 		if err != nil {
 			switch cause := context.Cause(ctx); {
 			case errors.Is(cause, errRemoved):

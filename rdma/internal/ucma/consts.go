@@ -34,8 +34,14 @@ const (
 	RDMA_USER_CM_CMD_JOIN_MCAST    = 22
 )
 
-// Port spaces (enum rdma_ucm_port_space) are nldev's PortSpace
-// constants, which RDMA netlink reports with the same values.
+// Port spaces (enum rdma_ucm_port_space in rdma_user_cm.h); RDMA netlink
+// reports a cm_id's with the same values.
+const (
+	RDMA_PS_IPOIB = 0x0002
+	RDMA_PS_IB    = 0x013F
+	RDMA_PS_TCP   = 0x0106
+	RDMA_PS_UDP   = 0x0111
+)
 
 // QUERY options (RDMA_USER_CM_QUERY_*).
 const (
