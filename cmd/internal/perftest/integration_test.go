@@ -145,11 +145,19 @@ func pair(t testing.TB, server, client end, extra ...string) (result, result) {
 		t.Fatalf("server %v: status %d %v\nstdout:\n%s\nstderr:\n%s\nclient %v: status %d %v\nstdout:\n%s\nstderr:\n%s",
 			server, rs.code, rs.err, rs.stdout, rs.stderr, client, rc.code, rc.err, rc.stdout, rc.stderr)
 	}
-	sa, ca := addrRE.FindAllStringSubmatch(rs.stdout, -1), addrRE.FindAllStringSubmatch(rc.stdout, -1)
-	if len(sa) != 2 || len(ca) != 2 || sa[0][2] != ca[1][2] || sa[1][2] != ca[0][2] || sa[0][3] != ca[1][3] {
-		t.Fatalf("addresses do not match:\nserver:\n%s\nclient:\n%s", rs.stdout, rc.stdout)
-	}
+	checkAddrs(t, rs.stdout, rc.stdout)
 	return rs, rc
+}
+
+// checkAddrs checks that the server's and the client's outputs each
+// print a local and a remote address, and each one's local address is
+// the other's remote address.
+func checkAddrs(t testing.TB, server, client string) {
+	t.Helper()
+	sa, ca := addrRE.FindAllStringSubmatch(server, -1), addrRE.FindAllStringSubmatch(client, -1)
+	if len(sa) != 2 || len(ca) != 2 || sa[0][2] != ca[1][2] || sa[1][2] != ca[0][2] || sa[0][3] != ca[1][3] {
+		t.Fatalf("addresses do not match:\nserver:\n%s\nclient:\n%s", server, client)
+	}
 }
 
 // checkRow finds the table row and checks its size and iterations.
@@ -192,24 +200,33 @@ func TestInteropPerftest(t *testing.T) {
 					args = []string{"-n", strconv.Itoa(iters), "-b", "-c", tc.conn[:2]}
 				}
 				rs, rc := pair(t, roles[0], roles[1], args...)
-				if tc.conn == "RC-R" {
-					for _, out := range []string{rs.stdout, rc.stdout} {
-						if !strings.Contains(out, " rdma_cm QPs\t : ON\n") || !strings.Contains(out, " Data ex. method : rdma_cm") {
-							t.Errorf("not an rdma_cm run:\n%s", out)
-						}
-					}
-				}
-				if strings.HasSuffix(tc.prog, "_bw") {
-					checkRow(t, "client", rc.stdout, bwRow, tc.size, iters)
-					checkRow(t, "server", rs.stdout, bwRow, tc.size, iters)
-					return
-				}
-				checkRow(t, "client", rc.stdout, latRow, tc.size, iters)
-				if tc.prog != "ib_read_lat" {
-					checkRow(t, "server", rs.stdout, latRow, tc.size, iters)
-				}
+				checkOutputs(t, tc.prog, tc.conn == "RC-R", tc.size, iters, rs.stdout, rc.stdout)
 			})
 		}
+	}
+}
+
+// checkOutputs checks what prog's server and client printed after a run
+// of iters iterations of size bytes: the result rows (ib_read_lat's
+// server prints none), and with rdmaCM that the exchange went over
+// rdma_cm.
+func checkOutputs(t testing.TB, prog string, rdmaCM bool, size, iters int, server, client string) {
+	t.Helper()
+	if rdmaCM {
+		for _, out := range []string{server, client} {
+			if !strings.Contains(out, " rdma_cm QPs\t : ON\n") || !strings.Contains(out, " Data ex. method : rdma_cm") {
+				t.Errorf("not an rdma_cm run:\n%s", out)
+			}
+		}
+	}
+	if strings.HasSuffix(prog, "_bw") {
+		checkRow(t, "client", client, bwRow, size, iters)
+		checkRow(t, "server", server, bwRow, size, iters)
+		return
+	}
+	checkRow(t, "client", client, latRow, size, iters)
+	if prog != "ib_read_lat" {
+		checkRow(t, "server", server, latRow, size, iters)
 	}
 }
 

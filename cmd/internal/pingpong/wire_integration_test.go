@@ -1,17 +1,14 @@
 package pingpong
 
 import (
-	"encoding/hex"
 	"fmt"
-	"net/netip"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rdmastack/rdmastack/internal/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testenv"
 )
 
 // TestWireRCPingpong: an RC pingpong in event mode between ours and
@@ -22,7 +19,6 @@ import (
 func TestWireRCPingpong(t *testing.T) {
 	w, _ := rxetest.Wire(t)
 	checkNoLeaks(t)
-	gid := strconv.Itoa(ipv4GID(t, "rxe0", w.Self))
 	ours, theirs := oracles(t, RC)
 	for _, size := range []int{1, 4096, 65536} {
 		for _, pair := range [][2]side{{ours, theirs}, {theirs, ours}} {
@@ -31,68 +27,82 @@ func TestWireRCPingpong(t *testing.T) {
 				if size > 4096 {
 					iters = 20 // ours and rdma-core's wait 20 s at most for the other end
 				}
-				args := []string{"-d", "rxe0", "-g", gid, "-s", strconv.Itoa(size), "-n", strconv.Itoa(iters), "-c", "-e", "-r", "100"}
-				var out string
-				var err error
-				if w.Side == 0 {
-					port := int(nextPort.Add(1))
-					wait := pair[0].start(append(args, "-p", strconv.Itoa(port)))
-					if err := waitListen(port, 10*time.Second); err != nil {
-						out, serr := wait()
-						t.Fatalf("%v server: %v (exit: %v)\n%s", pair[0], err, serr, out)
-					}
-					w.Exchange(t, t.Name()+"/port", strconv.Itoa(port))
-					out, err = wait()
-				} else {
-					port := w.Exchange(t, t.Name()+"/port", "")
-					out, err = pair[1].start(append(args, "-p", port, w.Peer.String()))()
-				}
-				who := fmt.Sprintf("%v %s", pair[w.Side], map[int]string{0: "server", 1: "client"}[w.Side])
-				if err != nil {
-					w.Exchange(t, t.Name()+"/addresses", "failed")
-					t.Fatalf("%s: %v\n%s", who, err, out)
-				}
-				r := parseOutput(t, who, out, 1, size, iters)
-				mine := strings.Join(r.local[0], " ") + "|" + strings.Join(r.remote[0], " ")
-				peer := w.Exchange(t, t.Name()+"/addresses", mine)
-				local, remote, _ := strings.Cut(peer, "|")
-				if local != strings.Join(r.remote[0], " ") || remote != strings.Join(r.local[0], " ") {
-					t.Fatalf("%s printed local|remote %q, the peer %q:\n%s", who, mine, peer, out)
-				}
-				if g := r.local[0][3]; g == "::" || !strings.Contains(g, "ffff") {
-					t.Fatalf("%s: GID index %s gave %s, not an IPv4-mapped GID", who, gid, g)
-				}
+				wirePingpong(t, w, pair, size, iters)
 			})
 		}
 	}
 }
 
-// ipv4GID is the index of dev's port 1 GID that maps addr (RoCE v2 over
-// IPv4), from sysfs.
-func ipv4GID(t *testing.T, dev string, addr netip.Addr) int {
+// TestWirePingpong is TestWireRCPingpong for UD (a datagram of the port
+// MTU: UD carries no more), UC (a few packets: UC loses a message for
+// good where a packet drops, which a clean wire does not do) and SRQ
+// (16 QPs on one shared receive queue).
+func TestWirePingpong(t *testing.T) {
+	w, _ := rxetest.Wire(t)
+	checkNoLeaks(t)
+	for _, tc := range []struct {
+		kind  Kind
+		size  int
+		extra []string
+	}{
+		{UD, 1024, nil}, {UC, 4096, nil}, {SRQ, 64, nil},
+	} {
+		ours, theirs := oracles(t, tc.kind)
+		for _, pair := range [][2]side{{ours, theirs}, {theirs, ours}} {
+			t.Run(fmt.Sprintf("%s/%d%s/%v-%v", kindNames[tc.kind], tc.size, strings.Join(tc.extra, ""), pair[0], pair[1]), func(t *testing.T) {
+				wirePingpong(t, w, pair, tc.size, 100, tc.extra...)
+			})
+		}
+	}
+}
+
+// wirePingpong runs pair[0] as the server on side 0 and pair[1] as the
+// client on side 1, in event mode with the -c check, on the GID of each
+// guest's wire address; each side parses its own output and checks that
+// its addresses are the peer's, the other way round.
+func wirePingpong(t *testing.T, w *testenv.WireEnv, pair [2]side, size, iters int, extra ...string) {
 	t.Helper()
-	dir := filepath.Join("/sys/class/infiniband", dev, "ports/1/gids")
-	ents, err := os.ReadDir(dir)
+	gid := strconv.Itoa(rxetest.GIDIndex(t, "rxe0", w.Self))
+	args := append([]string{"-d", "rxe0", "-g", gid, "-s", strconv.Itoa(size), "-n", strconv.Itoa(iters), "-c", "-e", "-r", "100"}, extra...)
+	var out string
+	var err error
+	if w.Side == 0 {
+		port := int(nextPort.Add(1))
+		wait := pair[0].start(append(args, "-p", strconv.Itoa(port)))
+		if err := waitListen(port, 10*time.Second); err != nil {
+			out, serr := wait()
+			w.Exchange(t, t.Name()+"/port", "")
+			t.Fatalf("%v server: %v (exit: %v)\n%s", pair[0], err, serr, out)
+		}
+		w.Exchange(t, t.Name()+"/port", strconv.Itoa(port))
+		out, err = wait()
+	} else {
+		port := w.Exchange(t, t.Name()+"/port", "")
+		if port == "" {
+			t.Fatalf("the server on %v did not start", w.Peer)
+		}
+		out, err = pair[1].start(append(args, "-p", port, w.Peer.String()))()
+	}
+	who := fmt.Sprintf("%v %s", pair[w.Side], map[int]string{0: "server", 1: "client"}[w.Side])
 	if err != nil {
-		t.Fatal(err)
+		w.Exchange(t, t.Name()+"/addresses", "failed")
+		t.Fatalf("%s: %v\n%s", who, err, out)
 	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue // an empty entry reads as EINVAL on some kernels
+	r := parseOutput(t, who, out, numQP(pair[0].kind, extra), size, iters)
+	join := func(a [][]string) string {
+		var s []string
+		for _, q := range a {
+			s = append(s, strings.Join(q, " "))
 		}
-		raw, err := hex.DecodeString(strings.ReplaceAll(strings.TrimSpace(string(b)), ":", ""))
-		if err != nil || len(raw) != 16 {
-			continue
-		}
-		if netip.AddrFrom16([16]byte(raw)).Unmap() == addr {
-			n, err := strconv.Atoi(e.Name())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
+		return strings.Join(s, ";")
 	}
-	t.Fatalf("%s has no GID for %v in %s", dev, addr, dir)
-	return 0
+	mine := join(r.local) + "|" + join(r.remote)
+	peer := w.Exchange(t, t.Name()+"/addresses", mine)
+	local, remote, _ := strings.Cut(peer, "|")
+	if local != join(r.remote) || remote != join(r.local) {
+		t.Fatalf("%s printed local|remote %q, the peer %q:\n%s", who, mine, peer, out)
+	}
+	if g := r.local[0][3]; g == "::" || !strings.Contains(g, "ffff") {
+		t.Fatalf("%s: GID index %s gave %s, not an IPv4-mapped GID", who, gid, g)
+	}
 }
