@@ -16,6 +16,21 @@ import (
 	"github.com/rdmastack/rdmastack/internal/testenv"
 )
 
+// clientOK tells whether a client that copied n bytes ended as rcopy's
+// does: status 0, nothing on stderr, its words and the performance line.
+func clientOK(stdout, stderr string, code, n int) bool {
+	const head = "opening...transferring...closing...done\n"
+	return code == 0 && stderr == "" && strings.HasPrefix(stdout, head) && perfLine.MatchString(stdout[len(head):]) &&
+		strings.HasPrefix(stdout[len(head):], strconv.Itoa(n)+" bytes in ")
+}
+
+// serverOut is what our server prints when the client at client has
+// copied n bytes to dst, and it waits for the next.
+func serverOut(client netip.Addr, dst string, n int) string {
+	return "waiting for connection...client: " + client.String() + "\nopening: " + dst + ", transferring..." +
+		strconv.Itoa(n) + " bytes...closing...done\nwaiting for connection..."
+}
+
 // TestIntegrationRcopyRDMA: a multi-megabyte file over rsockets on the
 // rxe device's address, ours to ours, ours to rdma-core's server and
 // rdma-core's client to ours, byte for byte with its mode.
@@ -26,18 +41,13 @@ func TestIntegrationRcopyRDMA(t *testing.T) {
 		return cmtest.WaitListen(dev, netip.AddrPortFrom(netip.IPv4Unspecified(), port), 20*time.Second)
 	}
 	src, data := sourceFile(t, 3<<20+17, 0o604)
-	const head = "opening...transferring...closing...done\n"
 	checkClient := func(t *testing.T, so, se string, code int) {
 		t.Helper()
-		if code != 0 || se != "" || !strings.HasPrefix(so, head) || !perfLine.MatchString(so[len(head):]) ||
-			!strings.HasPrefix(so[len(head):], strconv.Itoa(len(data))+" bytes in ") {
+		if !clientOK(so, se, code, len(data)) {
 			t.Fatalf("client: exit %d\nstdout %q\nstderr %q", code, so, se)
 		}
 	}
-	serverOut := func(dst string) string {
-		return "waiting for connection...client: " + addr.String() + "\nopening: " + dst + ", transferring..." +
-			strconv.Itoa(len(data)) + " bytes...closing...done\nwaiting for connection..."
-	}
+	serverOut := func(dst string) string { return serverOut(addr, dst, len(data)) }
 
 	t.Run("ours-ours", func(t *testing.T) {
 		port, out := server(t, rsock.RDMA, waitRDMA)
