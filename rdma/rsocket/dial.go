@@ -16,7 +16,15 @@ import (
 // Dialer holds the options of Dial (rsocket, rbind, rconnect).
 type Dialer struct {
 	// Timeout bounds the whole dial (resolution and connection); 0 means
-	// no bound other than the context's.
+	// no bound other than the context's. Without one, a dial whose
+	// packets are lost ends when the kernel gives up: resolution after
+	// ResolveTimeout (each of address and route), the connection
+	// request after its 15 resends, each 2^(lifetime-7) + 4096 ms after
+	// the last (the route's packet lifetime is AckTimeout's exponent
+	// less 1: 4.6s with the default, about 74s in all), with an error
+	// matching unix.ETIMEDOUT. A dial that Timeout or the context's deadline
+	// ends fails with an error matching os.ErrDeadlineExceeded (and
+	// context.DeadlineExceeded).
 	Timeout time.Duration
 	// LocalAddr, an *Addr (or *net.TCPAddr), is the address to bind to;
 	// nil lets the route choose.
@@ -63,6 +71,27 @@ type Dialer struct {
 	// round it (rsproto scale: up to 128, then multiples of 256). 0
 	// means none, rsockets' default.
 	IOMapSize int
+
+	// AckTimeout is the RC transport's ACK timeout on this side: how
+	// long a sent packet waits for its acknowledgement before it is
+	// sent again (rdma.OptionAckTimeout, set before route resolution,
+	// so that the request carries it as the packet lifetime). The QP
+	// takes the smallest 4.096 µs × 2^n at least as long, n from 1 to
+	// 31. 0 means DefaultAckTimeout, < 0 the kernel's (from the route:
+	// on RoCE about 0.5 s on Linux 6.12, 2.1 s on 6.1). Control may
+	// set the option again.
+	AckTimeout time.Duration
+	// RetryCount is how many times the transport sends a packet again
+	// before the connection fails, at most 7, on both sides: the
+	// connection request carries it, and the peer's QP takes it too
+	// (an rdma_cm acceptor has no say). 0 means DefaultRetryCount, < 0
+	// none. rsockets asks 7, which rxe takes for "retry forever".
+	//
+	// Together with AckTimeout it bounds how long a Write or Read
+	// waits on a peer that went silent: about (RetryCount+1) ×
+	// AckTimeout once something is in flight (DefaultFailureBound with
+	// the defaults); see the package documentation.
+	RetryCount int
 }
 
 // Dial connects to address ("host:port") on network "rdma", "rdma4" or
@@ -161,6 +190,13 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 			err = errors.Join(err, id.Close(), ch.Close(), res.close())
 		}
 	}()
+	retry, err := retryCount(d.RetryCount)
+	if err != nil {
+		return nil, err
+	}
+	if err := setAckTimeout(id, d.AckTimeout); err != nil {
+		return nil, err
+	}
 	if err := control(d.Control, id); err != nil {
 		return nil, err
 	}
@@ -188,7 +224,7 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 	}
 	c := newConn(id, ch, res)
 	cd := c.ourConnData()
-	if err := id.Connect(ctx, &rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: 7, RNRRetryCount: 7}); err != nil {
+	if err := id.Connect(ctx, &rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: retry, RNRRetryCount: 7}); err != nil {
 		return nil, err
 	}
 	ev, err := awaitEvent(ctx, id, rdma.EventEstablished)

@@ -34,6 +34,27 @@
 // (TOS, ACK timeout) before connecting or binding, Conn.Control reaches
 // the id and QP for statistics, and Listener.SetDeadline bounds Accept.
 //
+// A peer that goes silent (its machine gone, the wire cut) is noticed
+// by the RC transport: a packet not acknowledged within the ACK timeout
+// is sent again, at most the retry count times, and then the connection
+// fails: blocked and later calls return an error matching unix.EIO that
+// holds a *CompletionError with status uverbs.WCRetryExcErr. Dialer's
+// AckTimeout and RetryCount set them (ListenConfig's AckTimeout; the
+// retry count is always the dialer's, which the connection request
+// carries). With the defaults, 537 ms and 6 retries, that takes at most
+// DefaultFailureBound (4s) from the first unacknowledged send, and an
+// outage shorter than about 3s is survived. A connection with nothing in
+// flight, a Read that waits for data for instance, sends its next
+// keepalive probe within KeepAlive (15s), so it fails within KeepAlive
+// plus DefaultFailureBound. A killed peer is quicker: its kernel
+// disconnects, and calls fail at once with unix.ECONNRESET.
+//
+// rsockets in C differ: they ask 7 retries, which rxe (Soft-RoCE) takes
+// for "retry forever", keep the kernel's ACK timeout (2^17 × 4.096 µs
+// on Linux 6.12's RoCE, 2^19 on 6.1's), and send keepalives only when
+// SO_KEEPALIVE asks, every tcp_keepalive_time (2 hours). A C rsocket
+// dialing our Listener thus gives its connection 7 retries.
+//
 // rsockets' iomap (riomap, riowrite) is Conn.Map and Conn.WriteAt: one
 // side maps a window of registered memory outside Go's heap, the other
 // RDMA-writes into it by offset, without a message, and says so on the

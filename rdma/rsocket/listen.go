@@ -46,6 +46,12 @@ type ListenConfig struct {
 	Control func(id *rdma.ID) error
 	// IOMapSize is the accepted connections' iomap size, as Dialer's.
 	IOMapSize int
+	// AckTimeout is the accepted connections' ACK timeout, as Dialer's:
+	// set on each connection's id before it accepts (rdma_cm applies it
+	// to the QP it moves to RTS; the listening id's is not inherited).
+	// Their retry count is the dialer's, which the request carries: a
+	// Dialer's RetryCount, 7 from rsockets' C dialers.
+	AckTimeout time.Duration
 }
 
 // Listener accepts rsocket-compatible connections. It implements
@@ -66,7 +72,8 @@ type Listener struct {
 	sizes rsSizes   // of the accepted connections
 	dl    *deadline // Accept's
 
-	iomap int // entries of the accepted connections' iomap arrays
+	iomap int           // entries of the accepted connections' iomap arrays
+	ackTO time.Duration // the accepted connections' AckTimeout
 
 	hs       *rsHandshakes[*Conn]
 	loopDone chan struct{} // closed when the request loop ends
@@ -112,7 +119,7 @@ func (lc *ListenConfig) Listen(ctx context.Context, network, address string) (*L
 		}
 		return nil, opErr(errors.Join(err, ch.Close()))
 	}
-	l := &Listener{id: id, ch: ch, addr: AddrFromAddrPort(ap), ka: lc.KeepAlive, poll: lc.PollTime, sizes: lc.sizes(), dl: newDeadline(), iomap: rsproto.IOMapEntries(lc.IOMapSize),
+	l := &Listener{id: id, ch: ch, addr: AddrFromAddrPort(ap), ka: lc.KeepAlive, poll: lc.PollTime, sizes: lc.sizes(), dl: newDeadline(), iomap: rsproto.IOMapEntries(lc.IOMapSize), ackTO: lc.AckTimeout,
 		hs:       newRSHandshakes(lc.MaxHandshakes, lc.HandshakeTimeout, func(c *Conn) { c.Close() }),
 		loopDone: make(chan struct{})}
 	if a, err := id.QueryAddr(); err == nil {
@@ -210,6 +217,9 @@ func (l *Listener) handshake(ctx context.Context, child *rdma.ID, peer rsproto.C
 	if err := child.Migrate(nil); err != nil {
 		return nil, err
 	}
+	if err := setAckTimeout(child, l.ackTO); err != nil {
+		return nil, err
+	}
 	res.iomapSize = l.iomap
 	if err := res.setup(child, l.sizes); err != nil {
 		return nil, err
@@ -220,7 +230,9 @@ func (l *Listener) handshake(ctx context.Context, child *rdma.ID, peer rsproto.C
 		return nil, err // Close came during the setup: no REP to send
 	}
 	accepted = true
-	if err := child.Accept(ctx, &rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: 7, RNRRetryCount: 7}); err != nil {
+	// No RetryCount: the QP takes the request's, the dialer's (a reply
+	// carries none).
+	if err := child.Accept(ctx, &rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RNRRetryCount: 7}); err != nil {
 		return nil, err
 	}
 	c.run(peer, l.ka, l.poll)
