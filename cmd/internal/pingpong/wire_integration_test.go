@@ -1,11 +1,7 @@
 package pingpong
 
 import (
-	"encoding/hex"
 	"fmt"
-	"net/netip"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +18,7 @@ import (
 func TestWireRCPingpong(t *testing.T) {
 	w, _ := rxetest.Wire(t)
 	checkNoLeaks(t)
-	gid := strconv.Itoa(ipv4GID(t, "rxe0", w.Self))
+	gid := strconv.Itoa(rxetest.GIDIndex(t, "rxe0", w.Self))
 	ours, theirs := oracles(t, RC)
 	for _, size := range []int{1, 4096, 65536} {
 		for _, pair := range [][2]side{{ours, theirs}, {theirs, ours}} {
@@ -65,34 +61,4 @@ func TestWireRCPingpong(t *testing.T) {
 			})
 		}
 	}
-}
-
-// ipv4GID is the index of dev's port 1 GID that maps addr (RoCE v2 over
-// IPv4), from sysfs.
-func ipv4GID(t *testing.T, dev string, addr netip.Addr) int {
-	t.Helper()
-	dir := filepath.Join("/sys/class/infiniband", dev, "ports/1/gids")
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue // an empty entry reads as EINVAL on some kernels
-		}
-		raw, err := hex.DecodeString(strings.ReplaceAll(strings.TrimSpace(string(b)), ":", ""))
-		if err != nil || len(raw) != 16 {
-			continue
-		}
-		if netip.AddrFrom16([16]byte(raw)).Unmap() == addr {
-			n, err := strconv.Atoi(e.Name())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("%s has no GID for %v in %s", dev, addr, dir)
-	return 0
 }
