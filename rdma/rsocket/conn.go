@@ -36,10 +36,7 @@ type conn struct {
 	// postSend is the QP's PostSend (a fake in the engine's tests).
 	postSend func(*uverbs.SendWR) error
 	linger   time.Duration // how long Close waits for its sends
-	// defLinger is the linger time unless SetLinger says otherwise:
-	// DefaultLinger, or longer when the QP retransmits for longer.
-	defLinger time.Duration
-	aborted   bool // the QP was moved to the error state after a failure
+	aborted  bool          // the QP was moved to the error state after a failure
 
 	rdl, wdl *deadline
 
@@ -78,10 +75,6 @@ func (c *conn) run(peer rsproto.ConnData, ka, poll time.Duration) {
 	c.mu.Lock()
 	c.start(peer)
 	c.progress()
-	c.defLinger = qpLinger(c.res.qp)
-	if c.linger == DefaultLinger {
-		c.linger = c.defLinger
-	}
 	c.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
@@ -89,43 +82,6 @@ func (c *conn) run(peer rsproto.ConnData, ka, poll time.Duration) {
 	go c.cqLoop(ctx)
 	go c.cmLoop(ctx)
 	c.startKeepAlive(ctx, ka)
-}
-
-// maxLinger bounds the default linger time however long the QP
-// retransmits.
-const maxLinger = 30 * time.Second
-
-// qpLinger is the default linger time of a connection on qp: DefaultLinger,
-// or as long as the QP goes on retransmitting a packet the peer does not
-// acknowledge (its ACK timeout, 4.096 µs × 2^timeout, once and then once
-// per retry), at most maxLinger. On a lossy wire the last packets Close
-// waits for may each need a retransmission after a full ACK timeout (half
-// a second to seconds as the CM sets it): waiting less loses them, and
-// the peer, whose QP never got them, sees a reset where it should read
-// them and then io.EOF. rsockets' rclose waits for its sends without a
-// bound.
-func qpLinger(qp *uverbs.QP) time.Duration {
-	if qp == nil {
-		return DefaultLinger
-	}
-	a, err := qp.Query(uverbs.QPAttrTimeout | uverbs.QPAttrRetryCnt)
-	if err != nil {
-		return DefaultLinger
-	}
-	return retransmitLinger(a.Timeout, a.RetryCnt)
-}
-
-// retransmitLinger is qpLinger for a QP's ACK timeout exponent and retry
-// count.
-func retransmitLinger(timeout, retries uint8) time.Duration {
-	if timeout == 0 { // no timeout, no retransmission
-		return DefaultLinger
-	}
-	if timeout >= 31 {
-		return maxLinger
-	}
-	d := time.Duration(4096<<timeout) * time.Nanosecond * time.Duration(int(retries)+1)
-	return min(max(d, DefaultLinger), maxLinger)
 }
 
 // broadcast wakes every waiter; c.mu is held.

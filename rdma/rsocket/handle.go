@@ -31,13 +31,10 @@ type Conn struct {
 
 // DefaultLinger is how long Close waits at most for the sends in flight
 // and its DISCONNECT message to complete, unless SetLinger said
-// otherwise, or longer when the connection's QP retransmits for longer:
-// then as long as it does (its ACK timeout times its retry count plus
-// one, at most 30s), since a lossy wire may need that for the last
-// packets. A live peer's QP acknowledges them within a round trip on a
-// clean wire, whether or not its program reads; only a peer that is gone
-// without a disconnect (its QP in error, its host unreachable) makes
-// Close wait this long.
+// otherwise. A live peer's QP acknowledges them within a round trip,
+// whether or not its program reads; only a peer that is gone without a
+// disconnect (its QP in error, its host unreachable) makes Close wait
+// this long.
 const DefaultLinger = time.Second
 
 // run starts the connection (see conn.run) and arranges for a Conn that
@@ -97,7 +94,7 @@ func (c *Conn) Close() error {
 
 // SetLinger sets how long Close waits for data in flight, after
 // net.TCPConn's SetLinger: sec < 0 (the default) waits at most
-// DefaultLinger, or as long as the QP retransmits (see DefaultLinger); sec == 0 waits for nothing, so that data in flight may
+// DefaultLinger; sec == 0 waits for nothing, so that data in flight may
 // be lost and the peer may see a reset rather than io.EOF; sec > 0 waits
 // at most sec seconds. Unlike TCP's, Close never goes on sending in the
 // background: when it returns, the QP and buffers are gone.
@@ -106,11 +103,11 @@ func (c *Conn) SetLinger(sec int) error {
 	if isClosed(c.closed) {
 		return c.opError("set linger", net.ErrClosed)
 	}
-	d := time.Duration(sec) * time.Second
-	c.mu.Lock()
-	if sec < 0 {
-		d = c.defLinger
+	d := DefaultLinger
+	if sec >= 0 {
+		d = time.Duration(sec) * time.Second
 	}
+	c.mu.Lock()
 	c.linger = d
 	c.mu.Unlock()
 	return nil

@@ -19,15 +19,15 @@ import (
 // which both halves report), ours against ours and perftest against
 // perftest as processes, in 4 rounds of ABBA order after a warm-up run:
 //
-//   - send-bw: ib_send_bw -s 65536 -n 200, the client's average MB/s
-//     (busy polling: our ib_send_bw -e client on 6.12 hung across the
-//     wire once, its server on 6.1 having received all 200);
 //   - msgrate: ib_send_bw -s 64 -n 2000, the client's Mpps;
 //   - send-lat: ib_send_lat -n 200 (busy polling: perftest's own -e
 //     hangs on 6.12's rxe, and every pair has a 6.12 guest), the client's
 //     t_typical µs.
 //
-// Each loop of b.N runs all the rounds.
+// Each loop of b.N runs all the rounds. Send bandwidth (ib_send_bw -s
+// 65536) is not among them yet: across the wire our -e client on 6.12
+// hung once after its 6.1 server had received all 200 messages, and
+// perftest's own pair, polling, failed with REM_OP_ERR (rcnt=178).
 //
 //	go run ./test/vm test -unit=false -scale= -- -test.run '^$' -test.bench BenchmarkWirePerftest
 func BenchmarkWirePerftest(b *testing.B) {
@@ -40,7 +40,6 @@ func BenchmarkWirePerftest(b *testing.B) {
 		col              int // the client row's column
 		lat              bool
 	}{
-		{"send-bw", "ib_send_bw", "MBps", []string{"-s", "65536", "-n", "200"}, 4, false},
 		{"msgrate", "ib_send_bw", "Mpps", []string{"-s", "64", "-n", "2000"}, 5, false},
 		{"send-lat", "ib_send_lat", "us-typical", []string{"-n", "200"}, 5, true},
 	} {
