@@ -35,7 +35,9 @@ const WireTimeout = 2 * time.Minute
 // same test; Side tells them apart, and they meet with Sync and Exchange,
 // one at a time. test/vm takes every test whose name starts with TestWire
 // for a wire test (it runs them in the pairs, and in no single guest): no
-// other test may be named so.
+// other test may be named so. A benchmark whose name starts with
+// BenchmarkWire is a wire benchmark, run the same way; test/vm gives the
+// pairs a count (-test.benchtime Nx), so both halves run the same b.N.
 type WireEnv struct {
 	Side       int        // 0 or 1: which half of the test this process runs
 	Self, Peer netip.Addr // the two guests' addresses on eth0, rxe0's netdev

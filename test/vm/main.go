@@ -43,7 +43,12 @@
 // halves of each must report a result. Its payload also sees
 // RDMASTACK_WIRE_SIDE (0 or 1), RDMASTACK_WIRE_SELF, RDMASTACK_WIRE_PEER
 // (the two addresses) and RDMASTACK_WIRE_PEER_KERNEL. -test.run selects
-// among them as among the others; -wire=false leaves the pairs out.
+// among them as among the others; -wire=false leaves the pairs out. Wire
+// benchmarks (BenchmarkWire*) are the same: -test.bench selects them, they
+// run in the pairs only, and with a count (-test.benchtime Nx, 1x unless
+// one is given) so that both halves run the same b.N:
+//
+//	go run ./test/vm test -unit=false -scale= -- -test.run '^$' -test.bench BenchmarkWireRstream
 //
 // The work directory (-work, default a temporary one) holds bin/ (the
 // commands), tests/ (the test binaries), kernels/ and initramfs/ (cached

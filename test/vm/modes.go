@@ -226,11 +226,11 @@ func (s *session) test(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// A -test.run that selects wire tests only makes no single-guest runs;
-	// benchmarks run in single guests whatever -test.run selects.
+	// A -test.run that selects wire tests only makes no single-guest runs,
+	// unless -test.bench selects benchmarks other than wire ones: those
+	// run in single guests whatever -test.run selects.
 	_, runGiven := runFlag(s.opts.args)
-	_, benchGiven := testFlag(s.opts.args, "test.bench")
-	single := list.other || !runGiven || benchGiven
+	single := list.other || !runGiven || list.otherBench
 	var jobs []vmJob
 	if single {
 		jobs = s.jobs(s.opts.devices, "", func(k kernel, n int, outDir string) string {
@@ -263,7 +263,7 @@ func (s *session) test(ctx context.Context) error {
 		}
 	}
 	// The pairs come last: their two guests take two CPUs at once.
-	if s.opts.wire && len(list.wire) > 0 {
+	if s.opts.wire && len(list.wireBinaries()) > 0 {
 		start := time.Now()
 		pairs := wirePairs(s.kernels)
 		reps, err := s.runPairs(ctx, pairs, func(k kernel, w *wireEnd, outDir string) string {

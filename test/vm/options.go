@@ -65,7 +65,7 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	fs.BoolVar(&o.unit, "unit", true, "test mode: run go test ./... on the host before the VM runs")
 	fs.StringVar(&o.scale, "scale", defaultScale, "test mode: N:REGEX runs the tests matching REGEX once more per kernel with N devices (empty: no such run)")
 	fs.StringVar(&o.race, "race", "newest", "test mode: the kernels (comma list as for -kernels, newest, all or none) on which the integration-test binaries, built with -race, run once more with the first device count")
-	fs.BoolVar(&o.wire, "wire", true, "test mode: run the selected wire tests (TestWire*) in pairs of guests joined by a wire, after the single-guest runs: each two kernels in both orders, and the newest with itself")
+	fs.BoolVar(&o.wire, "wire", true, "test mode: run the selected wire tests and benchmarks (TestWire*, BenchmarkWire*) in pairs of guests joined by a wire, after the single-guest runs: each two kernels in both orders, and the newest with itself")
 	fs.IntVar(&o.parallel, "parallel", defaultParallel(), "guests booted at once (each has -smp vCPUs; default: the host's CPUs divided by -smp)")
 
 	printUsage := func() {

@@ -12,6 +12,11 @@ import (
 // testLine matches the result lines of go test -v, subtests included.
 var testLine = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (\S+)`)
 
+// benchLine matches a benchmark's result line ("BenchmarkX/sub-4 \t 10\t
+// 123 ns/op..."): the top-level name, and the GOMAXPROCS suffix of a
+// benchmark without subbenchmarks (none when it is 1).
+var benchLine = regexp.MustCompile(`^(Benchmark[^\s/]*?)(?:-\d+)?(?:/\S*)?\s+\d+\s+\d[\d.]* ns/op`)
+
 // raceReport starts each report of the race detector.
 const raceReport = "WARNING: DATA RACE"
 
@@ -54,6 +59,18 @@ func (t *tally) line(s string) {
 	if strings.Contains(s, raceReport) {
 		t.Races++
 		t.Problems = append(t.Problems, t.where()+"DATA RACE reported")
+		return
+	}
+	if m := benchLine.FindStringSubmatch(s); m != nil {
+		// A benchmark that ran: it fails with a FAIL line (which then
+		// replaces this result), not with this one.
+		t.Passed++
+		if _, ok := t.Results[t.where()+m[1]]; !ok {
+			if t.Results == nil {
+				t.Results = map[string]string{}
+			}
+			t.Results[t.where()+m[1]] = "PASS"
+		}
 		return
 	}
 	m := testLine.FindStringSubmatch(s)

@@ -54,6 +54,39 @@ this line says --- PASS: in the middle
 	}
 }
 
+// TestTallyBenchmarks: a benchmark's result line is a pass of its
+// top-level name; its FAIL line replaces that.
+func TestTallyBenchmarks(t *testing.T) {
+	out := `VM-TEST-START rsock
+BenchmarkWireA/size=64          	       1	 123456789 ns/op	        1.10 ratio-ours/rdmacore
+BenchmarkWireA/size=4096-4      	       1	 123456789 ns/op
+BenchmarkWireB-4                	       2	      1000 ns/op
+BenchmarkWireC
+    bench_test.go:9: no peer
+--- FAIL: BenchmarkWireC
+BenchmarkWireD/x   	       1	 5 ns/op
+--- FAIL: BenchmarkWireD/y
+--- FAIL: BenchmarkWireD
+--- BENCH: BenchmarkWireE
+BenchmarkWireE 1 not-a-number ns/op
+VM-TEST-EXIT rsock 1
+`
+	var tl tally
+	for _, l := range strings.Split(out, "\n") {
+		tl.line(l)
+	}
+	want := map[string]string{
+		"rsock: BenchmarkWireA": "PASS", "rsock: BenchmarkWireB": "PASS",
+		"rsock: BenchmarkWireC": "FAIL", "rsock: BenchmarkWireD": "FAIL",
+	}
+	if diff := cmp.Diff(want, tl.Results); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if tl.Passed != 4 || tl.Failed != 3 {
+		t.Errorf("got %d passed, %d failed; want 4, 3", tl.Passed, tl.Failed)
+	}
+}
+
 func TestPrintRunSummary(t *testing.T) {
 	reports := []runReport{
 		{Name: "kernel a, 2 devices", Tally: tally{Passed: 3}},

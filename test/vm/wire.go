@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,9 @@ const (
 	// wireTestPrefix starts the name of every wire test: it runs in the
 	// two guests of each pair, and nowhere else.
 	wireTestPrefix = "TestWire"
+	// wireBenchPrefix starts the name of every wire benchmark: like a
+	// wire test, it runs in the two guests of each pair, and nowhere else.
+	wireBenchPrefix = "BenchmarkWire"
 )
 
 // The environment of a wire guest's payload, read by internal/testenv.Wire.
@@ -172,12 +176,13 @@ func testFlag(args []string, flag string) (string, bool) {
 	return v, ok
 }
 
-// withoutRunFlag is args without any -test.run.
-func withoutRunFlag(args []string) []string {
+// withoutFlags is args without any of the test binary flags names
+// ("test.run"), each of which takes a value.
+func withoutFlags(args []string, names ...string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		name, _, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
-		if strings.HasPrefix(args[i], "-") && name == "test.run" {
+		if strings.HasPrefix(args[i], "-") && slices.Contains(names, name) {
 			if !hasVal {
 				i++
 			}
@@ -189,57 +194,107 @@ func withoutRunFlag(args []string) []string {
 }
 
 // singleArgs are the test binary flags of a single-guest run: a wire test
-// has no peer there, so it does not run. A -test.skip in args replaces
-// this one.
+// or benchmark has no peer there, so it does not run. A -test.skip in args
+// replaces this one.
 func singleArgs(args []string) []string {
-	return append([]string{"-test.skip", "^" + wireTestPrefix}, args...)
+	return append([]string{"-test.skip", "^(" + wireTestPrefix + "|" + wireBenchPrefix + ")"}, args...)
 }
 
 // pairArgs are the test binary flags of a wire guest for a binary whose
-// wire tests to run are names: args' -test.run (whose subtest part is kept)
-// becomes one that matches exactly those tests.
-func pairArgs(args []string, names []string) []string {
-	quoted := make([]string, len(names))
-	for i, n := range names {
-		quoted[i] = regexp.QuoteMeta(n)
+// wire tests and benchmarks to run are tests and benches: args' -test.run
+// and -test.bench (whose subtest parts are kept) become ones that match
+// exactly those (-test.run '^$' when there is no test, no -test.bench
+// when there is no benchmark).
+//
+// The two halves of a wire benchmark must agree on b.N, since they meet
+// at each iteration's rendezvous: a -test.benchtime of a duration lets
+// each half grow b.N from its own timings, so a pair runs its benchmarks
+// with a count (-test.benchtime Nx, given or 1x), which both halves run
+// alike (the testing package's b.N=1 probe, then N).
+func pairArgs(args []string, tests, benches []string) []string {
+	only := func(names []string, pattern string, given bool) string {
+		quoted := make([]string, len(names))
+		for i, n := range names {
+			quoted[i] = regexp.QuoteMeta(n)
+		}
+		p := "^(" + strings.Join(quoted, "|") + ")$"
+		if given {
+			if _, rest := splitRun(pattern); rest != "" {
+				p += "/" + rest
+			}
+		}
+		return p
 	}
-	run := "^(" + strings.Join(quoted, "|") + ")$"
-	if r, ok := runFlag(args); ok {
-		if _, rest := splitRun(r); rest != "" {
-			run += "/" + rest
+	out := withoutFlags(args, "test.run", "test.bench", "test.benchtime")
+	run := "^$"
+	if len(tests) > 0 {
+		r, ok := runFlag(args)
+		run = only(tests, r, ok)
+	}
+	out = append(out, "-test.run", run)
+	if len(benches) > 0 {
+		b, ok := testFlag(args, "test.bench")
+		out = append(out, "-test.bench", only(benches, b, ok), "-test.benchtime", countBenchtime(args))
+	}
+	return out
+}
+
+// countBenchtime is args' -test.benchtime if it is a count (Nx), else 1x.
+func countBenchtime(args []string) string {
+	if v, ok := testFlag(args, "test.benchtime"); ok {
+		if n, isCount := strings.CutSuffix(v, "x"); isCount {
+			if i, err := strconv.Atoi(n); err == nil && i > 0 {
+				return v
+			}
 		}
 	}
-	return append(withoutRunFlag(args), "-test.run", run)
+	return "1x"
 }
 
 // testList is what the selection of a test run holds: per binary name, its
-// wire tests, and whether any other test is selected.
+// wire tests and wire benchmarks, and whether any other test or benchmark
+// is selected.
 type testList struct {
-	wire  map[string][]string
-	other bool
+	wire       map[string][]string // TestWire*
+	bench      map[string][]string // BenchmarkWire*
+	other      bool                // a test or example for the single guests
+	otherBench bool                // a benchmark for the single guests
+}
+
+// wireBinaries are the names of the binaries with wire tests or
+// benchmarks, sorted.
+func (l testList) wireBinaries() []string {
+	var bins []string
+	for b := range l.wire {
+		bins = append(bins, b)
+	}
+	for b := range l.bench {
+		if _, ok := l.wire[b]; !ok {
+			bins = append(bins, b)
+		}
+	}
+	slices.Sort(bins)
+	return bins
 }
 
 // listTests runs each test binary on the host with -test.list for the
-// top-level part of args' -test.run (all tests without one), which lists
-// the selected tests without running them.
+// top-level part of args' -test.run (all tests without one), and of its
+// -test.bench if there is one, which lists the selected tests and
+// benchmarks without running them.
 func listTests(ctx context.Context, bins []testBinary, args []string) (testList, error) {
 	pattern := "."
 	if r, ok := runFlag(args); ok {
 		pattern, _ = splitRun(r)
 	}
-	l := testList{wire: map[string][]string{}}
+	bench, benchGiven := testFlag(args, "test.bench")
+	bench, _ = splitRun(bench)
+	l := testList{wire: map[string][]string{}, bench: map[string][]string{}}
 	for _, b := range bins {
-		ctx, cancel := context.WithTimeout(ctx, time.Minute)
-		var out, errOut bytes.Buffer
-		cmd := exec.CommandContext(ctx, b.HostPath, "-test.list", pattern)
-		cmd.Dir = b.SourceDir
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		cancel()
+		names, err := listNames(ctx, b, pattern)
 		if err != nil {
-			return testList{}, fmt.Errorf("%s -test.list %q: %v: %s", b.HostPath, pattern, err, strings.TrimSpace(errOut.String()))
+			return testList{}, err
 		}
-		for _, name := range strings.Fields(out.String()) {
+		for _, name := range names {
 			switch {
 			case strings.HasPrefix(name, wireTestPrefix):
 				l.wire[b.Name] = append(l.wire[b.Name], name)
@@ -247,12 +302,41 @@ func listTests(ctx context.Context, bins []testBinary, args []string) (testList,
 				l.other = true
 			}
 		}
+		if !benchGiven {
+			continue
+		}
+		if names, err = listNames(ctx, b, bench); err != nil {
+			return testList{}, err
+		}
+		for _, name := range names {
+			switch {
+			case strings.HasPrefix(name, wireBenchPrefix):
+				l.bench[b.Name] = append(l.bench[b.Name], name)
+			case strings.HasPrefix(name, "Benchmark"):
+				l.otherBench = true
+			}
+		}
 	}
 	return l, nil
 }
 
+// listNames is what b -test.list pattern lists: the top-level tests,
+// benchmarks, fuzz tests and examples whose names match.
+func listNames(ctx context.Context, b testBinary, pattern string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, b.HostPath, "-test.list", pattern)
+	cmd.Dir = b.SourceDir
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s -test.list %q: %v: %s", b.HostPath, pattern, err, strings.TrimSpace(errOut.String()))
+	}
+	return strings.Fields(out.String()), nil
+}
+
 // pairPayload is the test payload of a wire guest: the binaries with wire
-// tests, each with only those.
+// tests or benchmarks, each with only those.
 func pairPayload(k kernel, outDir string, w *wireEnd, bins []testBinary, list testList, args []string) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n# test/vm wire payload\n")
@@ -260,8 +344,8 @@ func pairPayload(k kernel, outDir string, w *wireEnd, bins []testBinary, list te
 	b.WriteString(w.env())
 	b.WriteString("status=0\n")
 	for _, t := range bins {
-		if names := list.wire[t.Name]; len(names) > 0 {
-			b.WriteString(testSteps([]testBinary{t}, pairArgs(args, names)))
+		if tests, benches := list.wire[t.Name], list.bench[t.Name]; len(tests)+len(benches) > 0 {
+			b.WriteString(testSteps([]testBinary{t}, pairArgs(args, tests, benches)))
 		}
 	}
 	b.WriteString("exit $status\n")
@@ -269,18 +353,14 @@ func pairPayload(k kernel, outDir string, w *wireEnd, bins []testBinary, list te
 }
 
 // checkPair fails a wire run that did not report a result for each of the
-// wire tests it was given: a wire test must run on both sides of each pair.
+// wire tests and benchmarks it was given: they must run on both sides of
+// each pair.
 func checkPair(rep *runReport, list testList) {
 	if rep.Err != nil {
 		return // counted as a failure already
 	}
-	bins := make([]string, 0, len(list.wire))
-	for b := range list.wire {
-		bins = append(bins, b)
-	}
-	slices.Sort(bins)
-	for _, b := range bins {
-		for _, name := range list.wire[b] {
+	for _, b := range list.wireBinaries() {
+		for _, name := range slices.Concat(list.wire[b], list.bench[b]) {
 			if _, ok := rep.Tally.Results[b+": "+name]; !ok {
 				rep.Tally.Failed++
 				rep.Tally.Problems = append(rep.Tally.Problems,

@@ -114,8 +114,8 @@ func TestRunFlags(t *testing.T) {
 	if b, ok := testFlag([]string{"-test.run", "XXX", "-test.bench", "Rstream"}, "test.bench"); b != "Rstream" || !ok {
 		t.Errorf("testFlag test.bench = %q, %v", b, ok)
 	}
-	if diff := cmp.Diff([]string{"-test.v", "-test.runx", "y"}, withoutRunFlag([]string{"-test.run=A", "-test.v", "-test.run", "B", "-test.runx", "y"})); diff != "" {
-		t.Errorf("withoutRunFlag (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]string{"-test.v", "-test.runx", "y"}, withoutFlags([]string{"-test.run=A", "-test.v", "-test.run", "B", "-test.runx", "y", "-test.bench", "Z"}, "test.run", "test.bench")); diff != "" {
+		t.Errorf("withoutFlags (-want +got):\n%s", diff)
 	}
 	for in, want := range map[string][2]string{
 		"A":            {"A", ""},
@@ -129,12 +129,45 @@ func TestRunFlags(t *testing.T) {
 			t.Errorf("splitRun(%q) = %q, %q; want %q, %q", in, top, rest, want[0], want[1])
 		}
 	}
-	if diff := cmp.Diff([]string{"-test.skip", "^TestWire", "-test.run", "X"}, singleArgs([]string{"-test.run", "X"})); diff != "" {
+	if diff := cmp.Diff([]string{"-test.skip", "^(TestWire|BenchmarkWire)", "-test.run", "X"}, singleArgs([]string{"-test.run", "X"})); diff != "" {
 		t.Errorf("singleArgs (-want +got):\n%s", diff)
 	}
-	got := pairArgs([]string{"-test.run", "Wire/both.sides", "-test.timeout=5m"}, []string{"TestWireA", "TestWire.B"})
-	if diff := cmp.Diff([]string{"-test.timeout=5m", "-test.run", `^(TestWireA|TestWire\.B)$/both.sides`}, got); diff != "" {
-		t.Errorf("pairArgs (-want +got):\n%s", diff)
+	for _, tc := range []struct {
+		args, tests, benches, want []string
+	}{
+		{ // tests only: -test.run names them, keeping the subtest part
+			[]string{"-test.run", "Wire/both.sides", "-test.timeout=5m"}, []string{"TestWireA", "TestWire.B"}, nil,
+			[]string{"-test.timeout=5m", "-test.run", `^(TestWireA|TestWire\.B)$/both.sides`},
+		},
+		{ // tests only: a -test.bench for the other binaries goes
+			[]string{"-test.run", "TestWireA", "-test.bench", "BenchmarkWire", "-test.benchtime", "3x"}, []string{"TestWireA"}, nil,
+			[]string{"-test.run", `^(TestWireA)$`},
+		},
+		{ // benchmarks only: no test runs, the count is given
+			[]string{"-test.run", "^$", "-test.bench", "BenchmarkWire(A|B)/size=64", "-test.benchtime=3x"}, nil, []string{"BenchmarkWireA", "BenchmarkWireB"},
+			[]string{"-test.run", "^$", "-test.bench", `^(BenchmarkWireA|BenchmarkWireB)$/size=64`, "-test.benchtime", "3x"},
+		},
+		{ // a duration becomes 1x: the halves could not agree on b.N
+			[]string{"-test.bench", ".", "-test.benchtime", "2s", "-test.v"}, []string{"TestWireA"}, []string{"BenchmarkWireA"},
+			[]string{"-test.v", "-test.run", `^(TestWireA)$`, "-test.bench", `^(BenchmarkWireA)$`, "-test.benchtime", "1x"},
+		},
+		{ // no -test.benchtime: 1x
+			[]string{"-test.bench", "WireA"}, nil, []string{"BenchmarkWireA"},
+			[]string{"-test.run", "^$", "-test.bench", `^(BenchmarkWireA)$`, "-test.benchtime", "1x"},
+		},
+	} {
+		if diff := cmp.Diff(tc.want, pairArgs(tc.args, tc.tests, tc.benches)); diff != "" {
+			t.Errorf("pairArgs(%q, %q, %q) (-want +got):\n%s", tc.args, tc.tests, tc.benches, diff)
+		}
+	}
+	for in, want := range map[string]string{"": "1x", "5x": "5x", "0x": "1x", "x": "1x", "1s": "1x", "100ms": "1x"} {
+		args := []string{"-test.benchtime", in}
+		if in == "" {
+			args = nil
+		}
+		if got := countBenchtime(args); got != want {
+			t.Errorf("countBenchtime(%q) = %q, want %q", args, got, want)
+		}
 	}
 }
 
@@ -161,10 +194,11 @@ func fakeBinary(t *testing.T, dir, name string, names []string, script string) t
 func TestPairPayload(t *testing.T) {
 	dir := t.TempDir()
 	bins := []testBinary{
-		fakeBinary(t, dir, "rsock", []string{"TestIntegrationX", "TestWireBulk", "TestWireClose"},
+		fakeBinary(t, dir, "rsock", []string{"TestIntegrationX", "TestWireBulk", "TestWireClose", "BenchmarkRsocket", "BenchmarkWireGoodput"},
 			`echo "args: $*"; echo "env: $RDMASTACK_VM_DEVICES $RDMASTACK_WIRE_SIDE $RDMASTACK_WIRE_SELF $RDMASTACK_WIRE_PEER $RDMASTACK_WIRE_PEER_KERNEL"
 echo "--- PASS: TestWireBulk (1.00s)"
-echo "    --- PASS: TestWireBulk/sub (1.00s)"`),
+echo "    --- PASS: TestWireBulk/sub (1.00s)"
+echo "BenchmarkWireGoodput/sub 	       1	 123 ns/op"`),
 		fakeBinary(t, dir, "plain", []string{"TestA", "ExampleB"}, `echo "plain ran"; exit 1`),
 		fakeBinary(t, dir, "ping", []string{"TestWirePing"}, `echo "--- SKIP: TestWirePing (0.00s)"`),
 	}
@@ -174,8 +208,18 @@ echo "    --- PASS: TestWireBulk/sub (1.00s)"`),
 		t.Fatal(err)
 	}
 	want := map[string][]string{"rsock": {"TestWireBulk", "TestWireClose"}, "ping": {"TestWirePing"}}
-	if diff := cmp.Diff(want, list.wire); diff != "" || !list.other {
-		t.Errorf("listTests: other %v, wire (-want +got):\n%s", list.other, diff)
+	if diff := cmp.Diff(want, list.wire); diff != "" || !list.other || len(list.bench) > 0 || list.otherBench {
+		t.Errorf("listTests: other %v, bench %v, other bench %v, wire (-want +got):\n%s", list.other, list.bench, list.otherBench, diff)
+	}
+	benches, err := listTests(ctx, bins, []string{"-test.run", "^$", "-test.bench", "Wire/sub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string][]string{"rsock": {"BenchmarkWireGoodput"}}, benches.bench); diff != "" || benches.other || benches.otherBench || len(benches.wire) > 0 {
+		t.Errorf("listTests(-test.bench Wire/sub): other %v, other bench %v, wire %v, bench (-want +got):\n%s", benches.other, benches.otherBench, benches.wire, diff)
+	}
+	if all, err := listTests(ctx, bins, []string{"-test.run", "^$", "-test.bench", "."}); err != nil || !all.otherBench || all.other {
+		t.Errorf("listTests(-test.bench .): other %v, other bench %v, %v; want false, true", all.other, all.otherBench, err)
 	}
 	only, err := listTests(ctx, bins, []string{"-test.run", "^TestWireB/x"})
 	if err != nil {
@@ -186,13 +230,14 @@ echo "    --- PASS: TestWireBulk/sub (1.00s)"`),
 	}
 
 	w := &wireEnd{Side: 1, Peer: k61}
-	script := pairPayload(k612, "/tmp/vm/out/w", w, bins, list, []string{"-test.run", "Bulk/sub"})
+	list.bench = benches.bench
+	script := pairPayload(k612, "/tmp/vm/out/w", w, bins, list, []string{"-test.run", "Bulk/sub", "-test.bench", "Wire/sub"})
 	out, err := exec.Command("sh", "-c", script).CombinedOutput()
 	if err != nil {
 		t.Fatalf("payload: %v\n%s", err, out)
 	}
 	wantAll(t, "payload output", string(out),
-		"args: -test.v -test.count=1 -test.run ^(TestWireBulk|TestWireClose)$/sub\n",
+		"args: -test.v -test.count=1 -test.run ^(TestWireBulk|TestWireClose)$/sub -test.bench ^(BenchmarkWireGoodput)$/sub -test.benchtime 1x\n",
 		"env: 1 1 10.88.0.2 10.88.0.1 6.1.0-57-amd64\n",
 		"VM-TEST-EXIT rsock 0\n",
 		"VM-TEST-EXIT ping 0\n",
@@ -213,8 +258,8 @@ echo "    --- PASS: TestWireBulk/sub (1.00s)"`),
 	if diff := cmp.Diff(wantProblems, rep.Tally.Problems); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
-	if rep.Tally.Passed != 2 || rep.Tally.bad() != 2 {
-		t.Errorf("tally: %d passed, %d bad; want 2, 2", rep.Tally.Passed, rep.Tally.bad())
+	if rep.Tally.Passed != 3 || rep.Tally.bad() != 2 {
+		t.Errorf("tally: %d passed, %d bad; want 3, 2", rep.Tally.Passed, rep.Tally.bad())
 	}
 }
 

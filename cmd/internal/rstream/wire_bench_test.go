@@ -1,0 +1,79 @@
+package rstream
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
+	"github.com/rdmastack/rdmastack/internal/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testenv"
+)
+
+// wireRstream runs rstream pairs across the wire of a test/vm pair: side
+// 0's guest serves, side 1's connects; each run's figure is MB/s from
+// the client's usec/xfer (one transfer is size bytes each way).
+type wireRstream struct {
+	w     *testenv.WireEnv
+	dev   uint32
+	n     int // runs so far: the runs' rendezvous names
+	size  int
+	count int
+}
+
+// run makes one run of s and returns its MB/s: s prints rstream's table,
+// or, in-process, its µs per transfer alone.
+func (r *wireRstream) run(b *testing.B, s cmtest.Side) float64 {
+	r.n++
+	args := []string{"-S", strconv.Itoa(r.size), "-C", strconv.Itoa(r.count)}
+	v := cmtest.WireRun(b, r.w, fmt.Sprintf("%s/%d-%s", b.Name(), r.n, s.Name), s,
+		func(port uint16) error {
+			return cmtest.WaitListen(r.dev, netip.AddrPortFrom(r.w.Self, port), 20*time.Second)
+		},
+		func(port uint16, client bool) []string {
+			if client {
+				return append([]string{"-s", r.w.Peer.String(), "-p", strconv.Itoa(int(port))}, args...)
+			}
+			return append([]string{"-b", r.w.Self.String(), "-p", strconv.Itoa(int(port))}, args...)
+		},
+		func(rc cmtest.Result) (string, error) {
+			rows := strings.Split(strings.TrimSpace(rc.Stdout), "\n")
+			f := strings.Fields(rows[len(rows)-1])
+			if len(f) == 0 || (s.Main == nil && len(f) != 8) {
+				return "", errors.New("no usec/xfer in the client's output")
+			}
+			return f[len(f)-1], nil
+		})
+	us, err := strconv.ParseFloat(v, 64)
+	if err != nil || us <= 0 {
+		b.Fatalf("the client's usec/xfer %q: %v", v, err)
+	}
+	return float64(r.size) / us
+}
+
+// BenchmarkWireRstream is BenchmarkRstream across the wire of a test/vm
+// pair: our rstream pair against rdma-core's, as processes copied to
+// tmpfs, in 4 rounds of ABBA order after a warm-up run; the figure is
+// the client's MB/s (size bytes each way per transfer), median of the
+// rounds, which both halves report.
+//
+//	go run ./test/vm test -unit=false -scale= -- -test.run '^$' -test.bench BenchmarkWireRstream/
+func BenchmarkWireRstream(b *testing.B) {
+	w, dev := rxetest.Wire(b)
+	o, t := cmtest.Binaries(b, "rstream")
+	for _, c := range []struct{ size, count int }{{64, 1000}, {4096, 1000}, {65536, 100}} {
+		b.Run("size="+strconv.Itoa(c.size), func(b *testing.B) {
+			r := &wireRstream{w: w, dev: dev, size: c.size, count: c.count}
+			for range b.N {
+				mo, mt := cmtest.WireABBA(4, o, t, func(s cmtest.Side) float64 { return r.run(b, s) })
+				b.ReportMetric(mo, "MBps-ours")
+				b.ReportMetric(mt, "MBps-rdmacore")
+				b.ReportMetric(mo/mt, "ratio-ours/rdmacore")
+			}
+		})
+	}
+}
