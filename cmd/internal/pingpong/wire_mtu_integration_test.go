@@ -24,7 +24,7 @@ func TestWireMTU(t *testing.T) {
 	active := rxetest.SetWireMTU(t, mtu)
 	peerActive := w.Exchange(t, t.Name()+"/mtu", active.String())
 	t.Logf("side %d: eth0 MTU %d, rxe0 active MTU %v; the peer's %s", w.Side, mtu, active, peerActive)
-	gid := strconv.Itoa(ipv4GID(t, "rxe0", w.Self))
+	gid := strconv.Itoa(rxetest.GIDIndex(t, "rxe0", w.Self))
 	ours, theirs := oracles(t, RC)
 	for _, m := range []string{"4096", "1024"} {
 		outcome := map[string]string{}
