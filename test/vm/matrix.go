@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -177,4 +179,31 @@ func (s *session) boot(ctx context.Context, j vmJob, f bootFiles, out io.Writer,
 			vm.name(), res.Status, seconds(res.Boot), seconds(res.Total))
 	}
 	return rep, nil
+}
+
+// firstCountOnly are the packages whose tests run with the first device
+// count only: the drop-ins' engines, whose integration tests drive ours
+// against the C tools on the first device (rxe0, or the address on it)
+// whatever the count, and are most of a run's time. Every other package,
+// the enumeration and the library, runs with each count.
+var firstCountOnly = []string{
+	"cmd/internal/cmatose", "cmd/internal/cmtime", "cmd/internal/mckey",
+	"cmd/internal/perftest", "cmd/internal/pingpong", "cmd/internal/rcopy",
+	"cmd/internal/rdmaep", "cmd/internal/riostream", "cmd/internal/rping",
+	"cmd/internal/rstream", "cmd/internal/udaddy",
+}
+
+// binsForCount is bins without the firstCountOnly packages' unless first
+// (the run has the first device count).
+func binsForCount(bins []testBinary, module string, first bool) []testBinary {
+	if first {
+		return bins
+	}
+	var out []testBinary
+	for _, b := range bins {
+		if !slices.Contains(firstCountOnly, strings.TrimPrefix(b.ImportPath, module+"/")) {
+			out = append(out, b)
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +127,23 @@ func TestUsesTestenv(t *testing.T) {
 	write("b_test.go", "package a\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/internal/testenv\"\n)\n")
 	if ok, err := usesTestenv(dir, "example.com/m"); err != nil || !ok {
 		t.Errorf("a test file imports testenv: %v, %v; want true", ok, err)
+	}
+}
+
+// TestBinsForCount: the drop-ins' interop suites run with the first
+// device count only; the rest with every count.
+func TestBinsForCount(t *testing.T) {
+	const mod = "github.com/rdmastack/rdmastack"
+	bins := []testBinary{{ImportPath: mod + "/nldev"}, {ImportPath: mod + "/cmd/internal/rstream"},
+		{ImportPath: mod + "/cmd/internal/ibsysfs"}, {ImportPath: mod + "/rdma/rsocket"}, {ImportPath: mod + "/cmd/internal/perftest"}}
+	if got := binsForCount(bins, mod, true); len(got) != len(bins) {
+		t.Fatalf("first count: %v", got)
+	}
+	var got []string
+	for _, b := range binsForCount(bins, mod, false) {
+		got = append(got, strings.TrimPrefix(b.ImportPath, mod+"/"))
+	}
+	if want := []string{"nldev", "cmd/internal/ibsysfs", "rdma/rsocket"}; !slices.Equal(got, want) {
+		t.Fatalf("other counts: %v, want %v", got, want)
 	}
 }

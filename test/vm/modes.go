@@ -234,7 +234,7 @@ func (s *session) test(ctx context.Context) error {
 	var jobs []vmJob
 	if single {
 		jobs = s.jobs(s.opts.devices, "", func(k kernel, n int, outDir string) string {
-			return testPayload(k, n, outDir, bins, singleArgs(s.opts.args))
+			return testPayload(k, n, outDir, binsForCount(bins, s.module.Path, n == s.opts.devices[0]), singleArgs(s.opts.args))
 		})
 	}
 	if n, regex, ok, _ := parseScale(s.opts.scale); ok {
