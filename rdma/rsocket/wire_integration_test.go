@@ -16,14 +16,14 @@ import (
 	"github.com/rdmastack/rdmastack/internal/testenv"
 )
 
-// TestWireRsocketBulk moves 64 MiB through a Dial→Listen stream from one
+// TestWireRsocketBulk moves 16 MiB through a Dial→Listen stream from one
 // guest to the other, each way: the receiver's SHA-256 of what it read
 // equals the sender's of what it wrote, and nothing is left on either
 // guest's device afterwards.
 func TestWireRsocketBulk(t *testing.T) {
 	w, dev := rxetest.Wire(t)
 	checkNoLeaks(t, &dev)
-	const size = 64 << 20
+	const size = 16 << 20
 	for _, sender := range []int{0, 1} {
 		t.Run(fmt.Sprintf("from-side-%d", sender), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -74,7 +74,7 @@ func TestWireRsocketBulk(t *testing.T) {
 			if peer := w.Exchange(t, t.Name()+"/sum", sum); peer != sum {
 				t.Fatalf("SHA-256 here %s, on the peer %s", sum, peer)
 			}
-			t.Logf("64 MiB in %v (%.1f MB/s), this side (%s) %s, the peer's kernel %s",
+			t.Logf("16 MiB in %v (%.1f MB/s), this side (%s) %s, the peer's kernel %s",
 				d.Round(time.Millisecond), float64(size)/d.Seconds()/1e6, testenv.KernelRelease(), map[bool]string{true: "sent", false: "received"}[w.Side == sender], w.PeerKernel)
 		})
 	}

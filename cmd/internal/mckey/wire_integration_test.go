@@ -84,7 +84,7 @@ func TestWireMckeyData(t *testing.T) {
 		t.Run(fmt.Sprintf("%v-%v", p[0], p[1]), func(t *testing.T) {
 			cmtest.NoCMIDsLeft(t, dev)
 			group := netip.AddrFrom4([4]byte{239, 1, 5, byte(20 + i)})
-			me, role, r := wireMckey(t, w, dev, p[0], p[1], group, 10, 30, 15*time.Second)
+			me, role, r := wireMckey(t, w, dev, p[0], p[1], group, 10, 30, 8*time.Second)
 			ok := r.Code == 0 && want(role == "sender", group, true).MatchString(r.Stdout) && r.Stderr == ""
 			switch {
 			case ok:
