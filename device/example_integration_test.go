@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmastack/rdmastack/internal/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
-	"github.com/rdmastack/rdmastack/nldev"
 )
 
 // TestIntegrationExamples runs the package's examples, which have no
@@ -15,16 +15,7 @@ import (
 // what they print against RDMA netlink: one line per port of every
 // device, rxe0 on veth0.
 func TestIntegrationExamples(t *testing.T) {
-	testenv.RequireRDMA(t)
-	c, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	devs, err := c.Devices()
-	if err != nil {
-		t.Fatal(err)
-	}
+	devs := rxetest.Devices(t)
 	lines := strings.Split(strings.TrimSuffix(testenv.Stdout(t, Example), "\n"), "\n")
 	var want int
 	for _, d := range devs {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmastack/rdmastack/internal/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
-	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/rdma"
 )
 
@@ -15,16 +15,7 @@ import (
 // prints against RDMA netlink: every device's port 1, active, in index
 // order; the example frees its list.
 func TestIntegrationExamples(t *testing.T) {
-	testenv.RequireRDMA(t)
-	c, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	devs, err := c.Devices()
-	if err != nil {
-		t.Fatal(err)
-	}
+	devs := rxetest.Devices(t)
 	before := rdma.Outstanding()
 	out := testenv.Stdout(t, ExampleGetDevices)
 	var want strings.Builder

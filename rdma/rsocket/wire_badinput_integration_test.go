@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"strconv"
 	"testing"
 	"time"
 
@@ -55,7 +54,7 @@ func TestWireBadInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		w.Exchange(t, t.Name()+"/port", strconv.Itoa(int(l.Addr().(*Addr).AddrPort().Port())))
+		wireAnnounce(t, w, l)
 		c, err := l.AcceptConn(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -90,8 +89,7 @@ func TestWireBadInput(t *testing.T) {
 		return
 	}
 
-	port := w.Exchange(t, t.Name()+"/port", "")
-	dst := netip.AddrPortFrom(w.Peer, mustPort(t, port))
+	dst := wirePeer(t, w)
 	flood(t, netip.AddrPortFrom(w.Peer, roceV2Port), 1000)
 	for i := range 8 {
 		if _, _, err := stalled(ctx, stallGarbage, i, dst, handshake); err != nil {

@@ -306,13 +306,13 @@ func TestWireRsocketPeerKilled(t *testing.T) {
 	w, dev := rxetest.Wire(t)
 	checkNoLeaks(t, &dev)
 	if w.Side == 1 {
-		port := w.Exchange(t, t.Name()+"/port", "")
+		peer := wirePeer(t, w)
 		exe, err := os.Executable()
 		if err != nil {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), peerEnv+"="+netip.AddrPortFrom(w.Peer, mustPort(t, port)).String())
+		cmd.Env = append(os.Environ(), peerEnv+"="+peer.String())
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
@@ -341,7 +341,7 @@ func TestWireRsocketPeerKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	w.Exchange(t, t.Name()+"/port", strconv.Itoa(int(l.Addr().(*Addr).AddrPort().Port())))
+	wireAnnounce(t, w, l)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := l.AcceptConn(ctx)
@@ -379,7 +379,7 @@ func TestWireRsocketDialLossy(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		w.Exchange(t, t.Name()+"/port", strconv.Itoa(int(l.Addr().(*Addr).AddrPort().Port())))
+		wireAnnounce(t, w, l)
 		accepted := make(chan int, 1)
 		go func() {
 			n := 0
@@ -404,8 +404,7 @@ func TestWireRsocketDialLossy(t *testing.T) {
 		}
 		return
 	}
-	port := w.Exchange(t, t.Name()+"/port", "")
-	addr := netip.AddrPortFrom(w.Peer, mustPort(t, port)).String()
+	addr := wirePeer(t, w).String()
 	w.Netem(t, "loss 20%")
 	connected := 0
 	for range dials {

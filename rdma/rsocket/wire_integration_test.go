@@ -31,8 +31,7 @@ func TestWireRsocketBulk(t *testing.T) {
 			var sum string
 			start := time.Now()
 			if w.Side == sender {
-				port := w.Exchange(t, t.Name()+"/port", "")
-				c, err := DialContext(ctx, "rdma", netip.AddrPortFrom(w.Peer, mustPort(t, port)).String())
+				c, err := DialContext(ctx, "rdma", wirePeer(t, w).String())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -54,7 +53,7 @@ func TestWireRsocketBulk(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer l.Close()
-				w.Exchange(t, t.Name()+"/port", strconv.Itoa(int(l.Addr().(*Addr).AddrPort().Port())))
+				wireAnnounce(t, w, l)
 				c, err := l.AcceptConn(ctx)
 				if err != nil {
 					t.Fatal(err)
@@ -78,6 +77,21 @@ func TestWireRsocketBulk(t *testing.T) {
 				d.Round(time.Millisecond), float64(size)/d.Seconds()/1e6, testenv.KernelRelease(), map[bool]string{true: "sent", false: "received"}[w.Side == sender], w.PeerKernel)
 		})
 	}
+}
+
+// wireAnnounce hands the port l listens on to the peer, which takes it
+// with wirePeer in the same test.
+func wireAnnounce(t *testing.T, w *testenv.WireEnv, l *Listener) {
+	t.Helper()
+	w.Exchange(t, t.Name()+"/port", strconv.Itoa(int(l.Addr().(*Addr).AddrPort().Port())))
+}
+
+// wirePeer is the address of the peer's listener, whose port the peer
+// handed over with wireAnnounce (or "" when its Listen failed: that
+// fails the test).
+func wirePeer(t *testing.T, w *testenv.WireEnv) netip.AddrPort {
+	t.Helper()
+	return netip.AddrPortFrom(w.Peer, mustPort(t, w.Exchange(t, t.Name()+"/port", "")))
 }
 
 // mustPort parses a port the peer sent.

@@ -77,7 +77,7 @@ func TestWireRsocketDialStorm(t *testing.T) {
 				}()
 			}
 		}()
-		w.Exchange(t, t.Name()+"/port", strconv.Itoa(int(l.Addr().(*Addr).AddrPort().Port())))
+		wireAnnounce(t, w, l)
 		verified := w.Exchange(t, t.Name()+"/verified", "")
 		if err := l.Close(); err != nil {
 			t.Errorf("close the listener: %v", err)
@@ -92,11 +92,7 @@ func TestWireRsocketDialStorm(t *testing.T) {
 		t.Logf("%s of %d dials echoed in %v", verified, stormDials, time.Since(start).Round(time.Millisecond))
 		return
 	}
-	port := w.Exchange(t, t.Name()+"/port", "")
-	if port == "" {
-		t.Fatal("the peer's listener failed")
-	}
-	addr := netip.AddrPortFrom(w.Peer, mustPort(t, port)).String()
+	addr := wirePeer(t, w).String()
 	var mu sync.Mutex
 	outcomes := map[string]int{}
 	var wg sync.WaitGroup

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -47,8 +46,7 @@ func TestWireRsocketMTU(t *testing.T) {
 			var c *Conn
 			var err error
 			if w.Side == dialer {
-				port := w.Exchange(t, t.Name()+"/port", "")
-				c, err = DialContext(ctx, "rdma", netip.AddrPortFrom(w.Peer, mustPort(t, port)).String())
+				c, err = DialContext(ctx, "rdma", wirePeer(t, w).String())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -58,7 +56,7 @@ func TestWireRsocketMTU(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer l.Close()
-				w.Exchange(t, t.Name()+"/port", strconv.Itoa(int(l.Addr().(*Addr).AddrPort().Port())))
+				wireAnnounce(t, w, l)
 				if c, err = l.AcceptConn(ctx); err != nil {
 					t.Fatal(err)
 				}
