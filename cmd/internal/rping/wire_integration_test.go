@@ -27,35 +27,26 @@ func TestWireRping(t *testing.T) {
 				const count = 10
 				common := []string{"-S", strconv.Itoa(size), "-C", strconv.Itoa(count), "-v", "-V"}
 				exp := want(size, count)
-				if w.Side == 0 {
-					server := pair[0]
-					port := cmtest.Port()
-					waitS := server.Start(append([]string{"-s", "-a", w.Self.String(), "-p", strconv.Itoa(int(port))}, common...), 120*time.Second)
-					if err := cmtest.WaitListen(dev, netip.AddrPortFrom(w.Self, port), 20*time.Second); err != nil {
-						t.Fatalf("%v server: %v\n%v", server, err, waitS())
-					}
-					w.Exchange(t, t.Name()+"/port", strconv.Itoa(int(port)))
-					rs := settle(server, waitS())
-					switch {
-					case rs.Code != 0:
-						t.Fatalf("%v server: %v", server, rs)
-					case rs.Stdout != strings.ReplaceAll(exp, "ping data: ", "server ping data: "):
-						t.Fatalf("%v server's ping data:\n%s", server, rs.Stdout)
-					case !strings.Contains(rs.Stderr, "server DISCONNECT EVENT..."):
-						t.Fatalf("%v server did not report the disconnect:\n%s", server, rs.Stderr)
-					}
-				} else {
-					client := pair[1]
-					port := w.Exchange(t, t.Name()+"/port", "")
-					rc := settle(client, client.Start(append([]string{"-c", "-a", w.Peer.String(), "-p", port}, common...), 120*time.Second)())
-					switch {
-					case rc.Code != 0:
-						t.Fatalf("%v client: %v", client, rc)
-					case rc.Stdout != exp:
-						t.Fatalf("%v client's ping data:\n%s\nwant:\n%s", client, rc.Stdout, exp)
-					}
+				p := cmtest.WirePair{Server: pair[0], Client: pair[1], Limit: 120 * time.Second,
+					ServerArgs: func(self netip.Addr, port string) []string {
+						return append([]string{"-s", "-a", self.String(), "-p", port}, common...)
+					},
+					ClientArgs: func(peer netip.Addr, port string) []string {
+						return append([]string{"-c", "-a", peer.String(), "-p", port}, common...)
+					},
 				}
-				w.Sync(t, t.Name()+"/done")
+				me, role, r := p.Run(t, w, dev)
+				r = settle(me, r)
+				switch {
+				case r.Code != 0:
+					t.Fatalf("%v %s: %v", me, role, r)
+				case role == "client" && r.Stdout != exp:
+					t.Fatalf("%v client's ping data:\n%s\nwant:\n%s", me, r.Stdout, exp)
+				case role == "server" && r.Stdout != strings.ReplaceAll(exp, "ping data: ", "server ping data: "):
+					t.Fatalf("%v server's ping data:\n%s", me, r.Stdout)
+				case role == "server" && !strings.Contains(r.Stderr, "server DISCONNECT EVENT..."):
+					t.Fatalf("%v server did not report the disconnect:\n%s", me, r.Stderr)
+				}
 			})
 		}
 	}
