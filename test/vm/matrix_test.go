@@ -130,8 +130,8 @@ func TestUsesTestenv(t *testing.T) {
 	}
 }
 
-// TestBinsForCount: the drop-ins' interop suites run with the first
-// device count only; the rest with every count.
+// TestBinsForCount: the drop-ins' interop suites and the stream package
+// run with the first device count only; the rest with every count.
 func TestBinsForCount(t *testing.T) {
 	const mod = "github.com/rdmastack/rdmastack"
 	bins := []testBinary{{ImportPath: mod + "/nldev"}, {ImportPath: mod + "/cmd/internal/rstream"},
@@ -143,7 +143,7 @@ func TestBinsForCount(t *testing.T) {
 	for _, b := range binsForCount(bins, mod, false) {
 		got = append(got, strings.TrimPrefix(b.ImportPath, mod+"/"))
 	}
-	if want := []string{"nldev", "cmd/internal/ibsysfs", "rdma/rsocket"}; !slices.Equal(got, want) {
+	if want := []string{"nldev", "cmd/internal/ibsysfs"}; !slices.Equal(got, want) {
 		t.Fatalf("other counts: %v, want %v", got, want)
 	}
 }
