@@ -52,17 +52,16 @@ func le(t *testing.T, s string) []byte {
 	return b
 }
 
-// TestWriteEncoding checks write() commands byte for byte against the
-// layouts of rdma/ib_user_verbs.h (host order is little-endian here).
-func TestWriteEncoding(t *testing.T) {
-	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
-		t.Skip("expected bytes are little-endian")
-	}
+// fakeRXEContext is an rxe0 context on a fake kernel that answers
+// GET_CONTEXT (an event fd, compVectors completion vectors) and ALLOC_PD
+// (handle 3) and records every command.
+func fakeRXEContext(t *testing.T, compVectors byte) (*fakeKernel, *Context) {
+	t.Helper()
 	k := &fakeKernel{onWrite: func(w *abi.WriteCmd) error {
 		switch w.Command {
 		case abi.IB_USER_VERBS_CMD_GET_CONTEXT:
 			fd := testEventFD(t)
-			copy(w.Resp, []byte{byte(fd), byte(fd >> 8), 0, 0, 2, 0, 0, 0})
+			copy(w.Resp, []byte{byte(fd), byte(fd >> 8), 0, 0, compVectors, 0, 0, 0})
 		case abi.IB_USER_VERBS_CMD_ALLOC_PD:
 			copy(w.Resp, []byte{3, 0, 0, 0})
 		}
@@ -72,6 +71,16 @@ func TestWriteEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return k, c
+}
+
+// TestWriteEncoding checks write() commands byte for byte against the
+// layouts of rdma/ib_user_verbs.h (host order is little-endian here).
+func TestWriteEncoding(t *testing.T) {
+	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		t.Skip("expected bytes are little-endian")
+	}
+	k, c := fakeRXEContext(t, 2)
 	defer c.Close()
 	if c.NumCompVectors() != 2 {
 		t.Fatalf("num_comp_vectors %d", c.NumCompVectors())
