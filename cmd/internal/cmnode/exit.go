@@ -15,6 +15,15 @@ type ExitError struct{ Code int }
 
 func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code&0xff) }
 
+// Return is a C program's return value as an error: nil for 0, an
+// ExitError otherwise.
+func Return(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return &ExitError{Code: code}
+}
+
 // Exit is main's end: nil exits 0, an ExitError with its status (as
 // the C program's int return, truncated to 8 bits by the kernel), any
 // other error is printed on stderr and exits 1.

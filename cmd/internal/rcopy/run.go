@@ -62,7 +62,7 @@ func Run(ctx context.Context, nw rsock.Network, prog string, stdout, stderr io.W
 	if server {
 		return p.server(ctx)
 	}
-	return exit(p.client(ctx))
+	return cmnode.Return(p.client(ctx))
 }
 
 // splitServer splits "server[:destination]" at its first colon, as
@@ -81,14 +81,6 @@ type program struct {
 	stdout, stderr    io.Writer
 	port              string
 	src, dst, dstFile string // the client's source, server and destination
-}
-
-// exit is a C return value as an error.
-func exit(code int) error {
-	if code == 0 {
-		return nil
-	}
-	return &cmnode.ExitError{Code: code}
 }
 
 // lookupFailed prints a failed getaddrinfo as rcopy does and returns

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 )
 
@@ -28,12 +29,12 @@ type serverFile struct {
 func (p *program) server(ctx context.Context) error {
 	addr, err := rsock.Resolve("", p.port, true, true)
 	if err != nil {
-		return exit(p.lookupFailed(err))
+		return cmnode.Return(p.lookupFailed(err))
 	}
 	ln, err := p.nw.Listen(ctx, addr, rsock.Options{Backlog: 1, Inline: -1})
 	if err != nil {
 		p.perror("rbind failed", err)
-		return exit(-1)
+		return cmnode.Return(-1)
 	}
 	defer ln.Close()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
@@ -48,7 +49,7 @@ func (p *program) server(ctx context.Context) error {
 				return ctx.Err()
 			}
 			p.perror("raccept", err)
-			return exit(-1)
+			return cmnode.Return(-1)
 		}
 		fmt.Fprintf(p.stdout, "client: %s\n", peer(conn.RemoteAddr()))
 		stopConn := context.AfterFunc(ctx, func() { conn.Close() })

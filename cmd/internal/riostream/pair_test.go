@@ -18,7 +18,7 @@ func ours(count func(int) int) cmtest.Side {
 		count = rsock.SizeToCount
 	}
 	return cmtest.Side{Name: "ours", Main: func(stdout, stderr io.Writer, args []string) error {
-		return (&program{prog: "riostream", stdout: stdout, stderr: stderr, nw: rsock.RDMA, count: count}).main(args)
+		return run("riostream", stdout, stderr, args, rsock.RDMA, count)
 	}}
 }
 

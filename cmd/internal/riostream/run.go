@@ -14,7 +14,6 @@
 package riostream
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,14 +24,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 	"github.com/rdmastack/rdmastack/rdma/rsocket"
 )
 
 // Main runs riostream with args (argv[1:]); prog is argv[0].
 func Main(prog string, stdout, stderr io.Writer, args []string) error {
-	return (&program{prog: prog, stdout: stdout, stderr: stderr, nw: rsock.RDMA, count: rsock.SizeToCount}).main(args)
+	return run(prog, stdout, stderr, args, rsock.RDMA, rsock.SizeToCount)
 }
 
 // iomapConn is what the tests need of a connection: rsockets' stream
@@ -43,42 +41,27 @@ type iomapConn interface {
 	WriteAt(b []byte, off int64) (int, error)
 }
 
-// program is one run: its options, listener and connection.
+// program is one run: the shared engine and the connection.
 type program struct {
-	prog           string
-	stdout, stderr io.Writer
-	nw             rsock.Network
-	count          func(int) int // size_to_count: tests shrink the table with it
-	c              *config
-	ln             net.Listener
-	conn           iomapConn
-	tx, rx         rsock.Pattern // format_buf's and verify_buf's counters
+	rsock.Engine
+	c      *config
+	conn   iomapConn
+	tx, rx rsock.Pattern // format_buf's and verify_buf's counters
 }
 
-func exit(code int) error {
-	if code == 0 {
-		return nil
-	}
-	return &cmnode.ExitError{Code: code}
-}
-
-func (p *program) main(args []string) error {
-	c, err := parse(p.prog, p.stdout, p.stderr, args)
+// run is Main on network nw with size_to_count count (tests shrink the
+// table with it).
+func run(prog string, stdout, stderr io.Writer, args []string, nw rsock.Network, count func(int) int) error {
+	c, err := parse(prog, stdout, stderr, args)
 	if err != nil {
 		return err
 	}
-	p.c = c
-	if c.Custom && c.Size < 0 {
-		fmt.Fprintln(p.stderr, rsock.Perror("malloc", unix.ENOMEM))
-		return exit(-1)
+	p := &program{c: c}
+	p.Engine = rsock.Engine{
+		Name: "riostream", Stdout: stdout, Stderr: stderr, Network: nw, Count: count,
+		Common: &c.Common, Nonblocking: c.Nonblocking, Options: p.options, ListenInline: -1,
 	}
-	if c.Dst == "" {
-		if code := p.listen(); code != 0 {
-			return exit(code)
-		}
-		defer p.ln.Close()
-	}
-	return exit(c.Tests(p.stdout, p.count, p.connect, p.test, func() { p.conn.Close() }))
+	return p.Run(p.connect, p.test, func() { p.conn.Close() })
 }
 
 // options are set_options's: the buffers, RDMA_IOMAPSIZE 1 and the
@@ -91,54 +74,17 @@ func (p *program) options(inline int) rsock.Options {
 	return o
 }
 
-// listen is server_listen: a C return value, 0 for success.
-func (p *program) listen() int {
-	if p.c.GID {
-		return p.noAFIB()
-	}
-	addr, err := rsock.Resolve(p.c.Src, p.c.Port, true, p.c.Numeric)
-	if err != nil {
-		return rsock.LookupFailed(p.stdout, "getaddrinfo: ", err)
-	}
-	if p.ln, err = p.nw.Listen(context.Background(), addr, p.options(-1)); err != nil {
-		fmt.Fprintln(p.stderr, rsock.Perror("rbind", err))
-		return -1
-	}
-	return 0
-}
-
 // connect is client_connect (which binds to nothing: riostream ignores
-// -b there) or server_connect.
+// -b there) or server_connect, on a connection that has iomap.
 func (p *program) connect(inline int) int {
-	o := p.options(inline)
-	var conn net.Conn
-	if p.c.Dst == "" {
-		var err error
-		if conn, err = p.ln.Accept(); err != nil {
-			fmt.Fprintln(p.stderr, rsock.Perror("raccept", err))
-			return -1
-		}
-		rsock.SetBuffers(conn, o.Buffer)
-	} else {
-		if p.c.GID {
-			return p.noAFIB()
-		}
-		addr, err := rsock.Resolve(p.c.Dst, p.c.Port, false, p.c.Numeric)
-		if err != nil {
-			return rsock.LookupFailed(p.stdout, "getaddrinfo: ", err)
-		}
-		if conn, err = p.nw.Dial(context.Background(), addr, o); err != nil {
-			if code, ok := rsock.FailedInPoll(p.stderr, err, p.c.Nonblocking, false); ok {
-				return code
-			}
-			fmt.Fprintln(p.stderr, rsock.Perror("rconnect", err))
-			return -1
-		}
+	conn, code := p.Connect(inline)
+	if code != 0 {
+		return code
 	}
 	ic, ok := conn.(iomapConn)
 	if !ok {
 		conn.Close()
-		fmt.Fprintln(p.stderr, rsock.Perror("riomap", unix.EOPNOTSUPP))
+		p.Perror("riomap", unix.EOPNOTSUPP)
 		return -1
 	}
 	p.conn = ic
@@ -151,7 +97,7 @@ func (p *program) connect(inline int) int {
 func (p *program) test(r rsock.Result) int {
 	m, err := p.conn.Map(r.Size, 0)
 	if err != nil {
-		fmt.Fprintln(p.stderr, rsock.Perror("riomap", err))
+		p.Perror("riomap", err)
 		return -1
 	}
 	buf := m.Bytes()
@@ -191,9 +137,9 @@ func (p *program) test(r rsock.Result) int {
 		}
 	}
 	r.Elapsed = time.Since(start)
-	r.Write(p.stdout)
+	r.Write(p.Stdout)
 	if err := m.Close(); err != nil {
-		fmt.Fprintln(p.stderr, rsock.Perror("riounmap", err))
+		p.Perror("riounmap", err)
 		return -1
 	}
 	return 0
@@ -206,14 +152,11 @@ func (p *program) sync(client bool) int {
 	for _, send := range []bool{client, !client} {
 		if send {
 			if _, err := p.conn.Write(b[:]); err != nil {
-				fmt.Fprintln(p.stderr, rsock.Perror("rsend", err))
+				p.Perror("rsend", err)
 				return -1
 			}
-		} else if _, err := io.ReadFull(p.conn, b[:]); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				err = unix.ECONNRESET
-			}
-			fmt.Fprintln(p.stderr, rsock.Perror("rrecv", err))
+		} else if err := rsock.Recv(p.conn, b[:]); err != nil {
+			p.Perror("rrecv", err)
 			return -1
 		}
 	}
@@ -224,7 +167,7 @@ func (p *program) sync(client bool) int {
 // 0.
 func (p *program) send(buf []byte) int {
 	if _, err := p.conn.WriteAt(buf, 0); err != nil {
-		fmt.Fprintln(p.stderr, rsock.Perror("riowrite", err))
+		p.Perror("riowrite", err)
 		return -1
 	}
 	return 0
@@ -246,7 +189,7 @@ func (p *program) await(buf []byte, marker uint8) int {
 			// a connection found closed after the marker came is the
 			// peer's normal end, not an error.
 			if err := p.alive(); err != nil && load(last) != marker {
-				fmt.Fprintln(p.stderr, rsock.Perror("rrecv", err))
+				p.Perror("rrecv", err)
 				return -1
 			}
 			next = time.Now().Add(probeEvery)
@@ -254,7 +197,7 @@ func (p *program) await(buf []byte, marker uint8) int {
 	}
 	if p.c.Verify {
 		if err := p.rx.Verify(buf[:len(buf)-1]); err != nil {
-			fmt.Fprintln(p.stdout, err)
+			fmt.Fprintln(p.Stdout, err)
 			return -1
 		}
 	}
@@ -292,10 +235,3 @@ func (p *program) alive() error {
 //
 //go:noinline
 func load(b *byte) byte { return *b }
-
-// noAFIB refuses -f gid: AF_IB addresses (rdma_getaddrinfo's) are not
-// supported yet.
-func (p *program) noAFIB() int {
-	fmt.Fprintln(p.stderr, "riostream: -f gid: AF_IB addresses are not supported")
-	return -1
-}

@@ -58,7 +58,7 @@ func TestConnectFails(t *testing.T) {
 			nw = rsock.RDMA // not used: -T s
 		}
 		side := cmtest.Side{Name: "ours", Main: func(stdout, stderr io.Writer, args []string) error {
-			return (&program{prog: "rstream", stdout: stdout, stderr: stderr, rdma: nw, count: rsock.SizeToCount}).main(args)
+			return run("rstream", stdout, stderr, args, nw, rsock.SizeToCount)
 		}}
 		args := append(append([]string{}, tc.args...), "-s", "127.0.0.1", "-p", nobody, "-C", "1")
 		r := side.Start(args, 20*time.Second)()

@@ -35,7 +35,7 @@ func ours(count func(int) int) cmtest.Side {
 		count = rsock.SizeToCount
 	}
 	return cmtest.Side{Name: "ours", Main: func(stdout, stderr io.Writer, args []string) error {
-		return (&program{prog: "rstream", stdout: stdout, stderr: stderr, rdma: rsock.RDMA, count: count}).main(args)
+		return run("rstream", stdout, stderr, args, rsock.RDMA, count)
 	}}
 }
 

@@ -12,71 +12,59 @@
 package rstream
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 )
 
 // Main runs rstream with args (argv[1:]); prog is argv[0].
 func Main(prog string, stdout, stderr io.Writer, args []string) error {
-	return (&program{prog: prog, stdout: stdout, stderr: stderr, rdma: rsock.RDMA, count: rsock.SizeToCount}).main(args)
+	return run(prog, stdout, stderr, args, rsock.RDMA, rsock.SizeToCount)
 }
 
-// program is one run: its options, connection and buffer.
+// program is one run: the shared engine, the connection and buffer.
 type program struct {
-	prog           string
-	stdout, stderr io.Writer
-	rdma           rsock.Network // the network without -T s
-	count          func(int) int // size_to_count: tests shrink the table with it
-	c              *config
-	nw             rsock.Network
-	ln             net.Listener
-	conn           net.Conn
-	buf            []byte
-	pattern        rsock.Pattern
+	rsock.Engine
+	c       *config
+	conn    net.Conn
+	buf     []byte
+	pattern rsock.Pattern
 }
 
-// exit is the C program's return value as an error.
-func exit(code int) error {
-	if code == 0 {
-		return nil
-	}
-	return &cmnode.ExitError{Code: code}
-}
-
-func (p *program) main(args []string) error {
-	c, err := parse(p.prog, p.stdout, p.stderr, args)
+// run is Main on network nw (without -T s) with size_to_count count
+// (tests shrink the table with it).
+func run(prog string, stdout, stderr io.Writer, args []string, nw rsock.Network, count func(int) int) error {
+	c, err := parse(prog, stdout, stderr, args)
 	if err != nil {
 		return err
 	}
-	p.c, p.nw = c, p.rdma
+	p := &program{c: c}
+	p.Engine = rsock.Engine{
+		Name: "rstream", Stdout: stdout, Stderr: stderr, Network: nw, Count: count,
+		Common: &c.Common, Nonblocking: c.Nonblocking, Sockets: c.sockets,
+		Options: p.options, BindClient: true, SetOptions: p.keepalive,
+		// rstream sets the listener's options again before each
+		// accept, which the accepted rsocket takes: -i for the latency
+		// pass, none for the bandwidth pass. Our Listener sizes its
+		// connections once, at Listen: both passes get the latency
+		// pass's inline size.
+		ListenInline: -1,
+	}
 	if c.sockets {
-		p.nw = rsock.TCP
+		p.Network = rsock.TCP
+	}
+	if !c.Custom {
+		p.ListenInline = c.Inline
 	}
 	n := rsock.TestSizes[len(rsock.TestSizes)-1].Size
 	if c.Custom {
-		n = c.Size
-	}
-	if n < 0 {
-		fmt.Fprintln(p.stderr, "malloc: "+strerror(unix.ENOMEM))
-		return exit(-1)
+		n = max(c.Size, 0)
 	}
 	p.buf = make([]byte, n)
-	if c.Dst == "" {
-		if code := p.listen(); code != 0 {
-			return exit(code)
-		}
-		defer p.ln.Close()
-	}
-	return exit(c.Tests(p.stdout, p.count, p.connect, p.test, func() { p.conn.Close() }))
+	return p.Run(p.connect, p.test, func() { p.conn.Close() })
 }
 
 // options are set_options's socket options; inline -1 leaves rsockets'.
@@ -95,73 +83,15 @@ func (p *program) options(inline int) rsock.Options {
 // a socket.
 func (p *program) keepalive() {
 	if p.c.keepalive != 0 {
-		fmt.Fprintf(p.stdout, "Keepalive: ON\n  time: %d\n", p.c.keepalive)
+		fmt.Fprintf(p.Stdout, "Keepalive: ON\n  time: %d\n", p.c.keepalive)
 	}
-}
-
-// listen is server_listen: a C return value, 0 for success.
-func (p *program) listen() int {
-	if p.c.GID {
-		return p.noAFIB()
-	}
-	addr, err := rsock.Resolve(p.c.Src, p.c.Port, true, p.c.Numeric)
-	if err != nil {
-		return rsock.LookupFailed(p.stdout, "getaddrinfo: ", err)
-	}
-	// rstream sets the listener's options again before each accept,
-	// which the accepted rsocket takes: -i for the latency pass, none
-	// for the bandwidth pass. Our Listener sizes its connections once,
-	// at Listen: both passes get the latency pass's inline size.
-	inline := -1
-	if !p.c.Custom {
-		inline = p.c.Inline
-	}
-	p.ln, err = p.nw.Listen(context.Background(), addr, p.options(inline))
-	if err != nil {
-		p.perror("rbind", err)
-		return -1
-	}
-	return 0
 }
 
 // connect is client_connect or server_connect.
 func (p *program) connect(inline int) int {
-	o := p.options(inline)
-	if p.c.Dst == "" {
-		p.keepalive() // set_options on the listener
-		conn, err := p.ln.Accept()
-		if err != nil {
-			p.perror("raccept", err)
-			return -1
-		}
-		rsock.SetBuffers(conn, o.Buffer)
-		p.conn = conn
-		p.keepalive()
-		return 0
-	}
-	if p.c.GID {
-		return p.noAFIB()
-	}
-	addr, err := rsock.Resolve(p.c.Dst, p.c.Port, false, p.c.Numeric)
-	if err != nil {
-		return rsock.LookupFailed(p.stdout, "getaddrinfo: ", err)
-	}
-	if p.c.Src != "" {
-		if o.Local, err = rsock.Resolve(p.c.Src, p.c.Port, true, p.c.Numeric); err != nil {
-			return rsock.LookupFailed(p.stdout, "getaddrinfo src_addr: ", err)
-		}
-	}
-	p.keepalive()
-	conn, err := p.nw.Dial(context.Background(), addr, o)
-	if err != nil {
-		if code, ok := rsock.FailedInPoll(p.stderr, err, p.c.Nonblocking, p.c.sockets); ok {
-			return code
-		}
-		p.perror("rconnect", err)
-		return -1
-	}
-	p.conn = conn
-	return 0
+	var code int
+	p.conn, code = p.Connect(inline)
+	return code
 }
 
 // test is run_test: the 16-byte sync, then the timed transfers, then
@@ -188,7 +118,7 @@ func (p *program) test(r rsock.Result) int {
 		}
 	}
 	r.Elapsed = time.Since(start)
-	r.Write(p.stdout)
+	r.Write(p.Stdout)
 	return 0
 }
 
@@ -200,41 +130,20 @@ func (p *program) xfer(send bool, size int) int {
 			p.pattern.Fill(b)
 		}
 		if _, err := p.conn.Write(b); err != nil {
-			p.perror("rsend", err)
+			p.Perror("rsend", err)
 			return -1
 		}
 		return 0
 	}
-	if _, err := io.ReadFull(p.conn, b); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			err = unix.ECONNRESET
-		}
-		p.perror("rrecv", err)
+	if err := rsock.Recv(p.conn, b); err != nil {
+		p.Perror("rrecv", err)
 		return -1
 	}
 	if p.c.Verify {
 		if err := p.pattern.Verify(b); err != nil {
-			fmt.Fprintln(p.stdout, err)
+			fmt.Fprintln(p.Stdout, err)
 			return -1
 		}
 	}
 	return 0
-}
-
-// noAFIB refuses -f gid: AF_IB addresses (rdma_getaddrinfo's) are not
-// supported yet. rdma-core's rstream fails too over TCP, with words that
-// depend on whether the machine has RDMA devices.
-func (p *program) noAFIB() int {
-	fmt.Fprintln(p.stderr, "rstream: -f gid: AF_IB addresses are not supported")
-	return -1
-}
-
-// perror prints perror(what)'s line for err.
-func (p *program) perror(what string, err error) {
-	fmt.Fprintln(p.stderr, rsock.Perror(what, err))
-}
-
-// strerror is glibc's text for e (Go's, capitalised).
-func strerror(e unix.Errno) string {
-	return cmnode.Perror("x", e)[len("x: "):]
 }
