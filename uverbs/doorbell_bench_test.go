@@ -3,13 +3,13 @@ package uverbs_test
 import (
 	"errors"
 	"math"
-	"runtime"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rdmastack/rdmastack/internal/testenv"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
@@ -63,16 +63,7 @@ func benchDoorbellRuntime(b *testing.B) {
 	}
 	before := stoppingHistogram()
 	start, startBytes := time.Now(), moved.Load()
-	var total, worst time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		runtime.GC()
-		d := time.Since(t0)
-		total += d
-		worst = max(worst, d)
-	}
-	b.StopTimer()
+	testenv.TimeCollections(b)
 	elapsed, bytes := time.Since(start), moved.Load()-startBytes
 	if err := finish(); err != nil {
 		b.Fatal(err)
@@ -80,8 +71,6 @@ func benchDoorbellRuntime(b *testing.B) {
 	if bytes == 0 {
 		b.Fatal("the stream moved nothing while the collections ran")
 	}
-	b.ReportMetric(float64(total.Microseconds())/1e3/float64(b.N), "gc-ms")
-	b.ReportMetric(float64(worst.Microseconds())/1e3, "gc-max-ms")
 	b.ReportMetric(worstGrownBucket(before, stoppingHistogram())*1e3, "stop-max-ms")
 	b.ReportMetric(float64(bytes)/elapsed.Seconds()/1e6, "MB/s")
 }

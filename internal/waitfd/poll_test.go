@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -161,23 +160,7 @@ func TestPollersKeepTheRuntimeResponsive(t *testing.T) {
 				fds = append(fds, fd)
 				polls = append(polls, asked)
 			}
-			var wg sync.WaitGroup
-			t.Cleanup(func() {
-				for _, fd := range fds {
-					fd.Close()
-				}
-				wg.Wait()
-			})
-			testenv.RequireYielding(t, fmt.Sprintf("%d polling waiters", n), func() {
-				for _, fd := range fds {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						var b [8]byte
-						fd.Read(context.Background(), b[:])
-					}()
-				}
-			})
+			testenv.RequireYielding(t, fmt.Sprintf("%d polling waiters", n), readers(t, fds))
 			// They were polling all along, not parked.
 			before := polls[0].Load()
 			for end := time.Now().Add(5 * time.Second); polls[0].Load() == before; time.Sleep(time.Millisecond) {

@@ -2,13 +2,14 @@ package waitfd
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/internal/testenv"
 )
 
 // BenchmarkReadRuntime measures what read's raw read(2) costs the rest of
@@ -89,23 +90,12 @@ func benchReadRuntime(b *testing.B) {
 		time.Sleep(time.Millisecond)
 	}
 	start, startRounds := time.Now(), rounds.Load()
-	var total, worst time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		runtime.GC()
-		d := time.Since(t0)
-		total += d
-		worst = max(worst, d)
-	}
-	b.StopTimer()
+	testenv.TimeCollections(b)
 	elapsed, n := time.Since(start), rounds.Load()-startRounds
 	cancel()
 	wg.Wait()
 	if n == 0 {
 		b.Fatal("no ping-pong while the collections ran")
 	}
-	b.ReportMetric(float64(total.Microseconds())/1e3/float64(b.N), "gc-ms")
-	b.ReportMetric(float64(worst.Microseconds())/1e3, "gc-max-ms")
 	b.ReportMetric(float64(n)/elapsed.Seconds(), "rounds/s")
 }

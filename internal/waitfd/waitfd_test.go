@@ -198,24 +198,30 @@ func TestWaitersKeepTheRuntimeResponsive(t *testing.T) {
 				fd, _ := newEventfd(t)
 				fds = append(fds, fd)
 			}
-			var wg sync.WaitGroup
-			t.Cleanup(func() {
-				for _, fd := range fds {
-					fd.Close()
-				}
-				wg.Wait()
-			})
-			testenv.RequireResponsive(t, fmt.Sprintf("%d waiters", n), func() {
-				for _, fd := range fds {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						var b [8]byte
-						fd.Read(context.Background(), b[:])
-					}()
-				}
-			})
+			testenv.RequireResponsive(t, fmt.Sprintf("%d waiters", n), readers(t, fds))
 		})
+	}
+}
+
+// readers returns a function that starts a goroutine blocked in Read
+// on each of fds; t's cleanup closes the fds and waits for them all.
+func readers(t *testing.T, fds []*FD) func() {
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		for _, fd := range fds {
+			fd.Close()
+		}
+		wg.Wait()
+	})
+	return func() {
+		for _, fd := range fds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var b [8]byte
+				fd.Read(context.Background(), b[:])
+			}()
+		}
 	}
 }
 
