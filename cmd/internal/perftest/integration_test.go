@@ -116,8 +116,10 @@ func cmListening(t testing.TB, dev uint32, port int) bool {
 }
 
 var (
-	bwRow  = regexp.MustCompile(`(?m)^ (\d+) +(\d+) +(\d+\.\d\d) +(\d+\.\d\d) *\t\t   (\d+\.\d{6})$`)
-	num    = `(\d+\.\d\d|-?nan) *`
+	bwRow = regexp.MustCompile(`(?m)^ (\d+) +(\d+) +(\d+\.\d\d) +(\d+\.\d\d) *\t\t   (\d+\.\d{6})$`)
+	// A latency column is C's %.2f of a double, which perftest's own
+	// server once printed as inf and -nan (ib_write_lat, UC, on 6.1).
+	num    = `(\d+\.\d\d|-?nan|-?inf) *`
 	latRow = regexp.MustCompile(`(?m)^ (\d+) +(\d+) +` + num + num + num + `\t +` + num + `\t` + num + `\t\t` + num + `\t\t` + num + `$`)
 	addrRE = regexp.MustCompile(`(?m)^ (local|remote) address: (.*)\n GID: (.*)$`)
 )

@@ -349,13 +349,18 @@ func (l latStats) line() string {
 		l.size, l.iters, cF2(l.min), cF2(l.max), cF2(l.typical), cF2(l.avg), cF2(l.stdev), cF2(l.p99), cF2(l.p999))
 }
 
-// cF2 is C's "%.2f", which prints a NaN as "-nan" or "nan" by its sign.
+// cF2 is C's "%.2f", which prints a NaN as "-nan" or "nan" by its sign
+// and an infinity as "inf" or "-inf".
 func cF2(v float64) string {
-	if math.IsNaN(v) {
-		if math.Signbit(v) {
-			return "-nan"
-		}
+	switch {
+	case math.IsNaN(v) && math.Signbit(v):
+		return "-nan"
+	case math.IsNaN(v):
 		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }

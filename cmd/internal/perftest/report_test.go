@@ -148,13 +148,16 @@ func TestRowPatterns(t *testing.T) {
 		" 2       20          72.26          94.12        73.33    \t       75.36       \t4.87   \t\t94.12   \t\t94.12  ",
 		" 2       20          155.35         91887.76      3499.13  \t       7411.28     \t-nan   \t\t91887.76 \t\t91887.76",
 		strings.TrimSuffix(latStats{2, 5, 1, 2, 3, 4, math.NaN(), 6, 7}.line(), "\n"),
+		strings.TrimSuffix(latStats{2, 20, math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Copysign(math.NaN(), -1), math.Inf(1), math.Inf(1)}.line(), "\n"),
 	} {
 		if !latRow.MatchString(row) {
 			t.Errorf("latRow does not match %q", row)
 		}
 	}
-	if got := cF2(math.Copysign(math.NaN(), -1)); got != "-nan" {
-		t.Errorf("cF2(-NaN) = %q", got)
+	for v, want := range map[float64]string{math.Copysign(math.NaN(), -1): "-nan", math.Inf(1): "inf", math.Inf(-1): "-inf", 2.005: "2.00", 0: "0.00"} {
+		if got := cF2(v); got != want {
+			t.Errorf("cF2(%v) = %q, want %q", v, got, want)
+		}
 	}
 	if cInt(3e9) != math.MinInt32 || cInt(-2.5) != -2 {
 		t.Errorf("cInt %d %d", cInt(3e9), cInt(-2.5))
