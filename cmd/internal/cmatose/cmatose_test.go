@@ -1,12 +1,11 @@
 package cmatose
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
+	"io"
 	"testing"
 
-	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/rdma"
 )
 
@@ -24,19 +23,10 @@ func TestParse(t *testing.T) {
 			"Warning: unknown address format\nWarning: unknown port space format\n"},
 		{[]string{"-fIPv6", "-Pib", "-bA"}, 0, "", ""},
 	} {
-		var so, se bytes.Buffer
-		c, err := parse("ucmatose", &so, &se, tc.args)
-		var ee *cmnode.ExitError
-		code := 0
-		if errors.As(err, &ee) {
-			code = ee.Code
-		} else if err != nil {
-			t.Fatalf("%q: %v", tc.args, err)
-		}
-		if code != tc.code || so.String() != tc.stdout || se.String() != tc.stderr {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q", tc.args, code, so.String(), se.String())
-		}
-		if code != 0 {
+		c, ok := cmtest.Parsed(t, tc.args, tc.code, tc.stdout, tc.stderr, func(stdout, stderr io.Writer) (*config, error) {
+			return parse("ucmatose", stdout, stderr, tc.args)
+		})
+		if !ok {
 			continue
 		}
 		switch tc.args[0] {

@@ -2,8 +2,8 @@ package cmtime
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 )
 
 // TestParse: cmtime's options (outputs checked against rdma-core's v44
@@ -36,24 +36,14 @@ func TestParse(t *testing.T) {
 		{args: []string{"-s", "h", "-bA", "-c", " 10", "-r", "0x10", "-t", "-5", "-p", "99"},
 			want: config{dst: "h", src: "A", connections: 10, retries: 0, timeout: -5}},
 	} {
-		var so, se bytes.Buffer
-		c, err := parse("cmtime", &so, &se, tc.args)
-		code := 0
-		var ee *cmnode.ExitError
-		if errors.As(err, &ee) {
-			code = ee.Code
-		} else if err != nil {
-			t.Fatalf("%q: %v", tc.args, err)
-		}
 		wantOut := ""
 		if tc.code != 0 {
 			wantOut = usage
 		}
-		if code != tc.code || so.String() != wantOut || se.String() != tc.stderr {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q", tc.args, code, so.String(), se.String())
-			continue
-		}
-		if code != 0 {
+		c, ok := cmtest.Parsed(t, tc.args, tc.code, wantOut, tc.stderr, func(stdout, stderr io.Writer) (*config, error) {
+			return parse("cmtime", stdout, stderr, tc.args)
+		})
+		if !ok {
 			continue
 		}
 		port := "7471"

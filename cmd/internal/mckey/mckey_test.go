@@ -1,12 +1,11 @@
 package mckey
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
+	"io"
 	"testing"
 
-	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/rdma"
 )
 
@@ -25,22 +24,12 @@ func TestParse(t *testing.T) {
 		{[]string{"-m", "239.1.1.1", "-s", "-b", "10.0.0.1", "-c", "2", "-C", "0x10", "-S", "64", "-p", "0x2", "-o", "-l"}, 0, "", ""},
 		{[]string{"-M", "ff12::1", "-b", "10.0.0.1"}, 0, "", ""},
 	} {
-		var so, se bytes.Buffer
-		c, err := parse("mckey", &so, &se, tc.args)
-		var ee *cmnode.ExitError
-		code := 0
-		if errors.As(err, &ee) {
-			code = ee.Code
-		} else if err != nil {
-			t.Fatalf("%q: %v", tc.args, err)
-		}
-		if code != tc.code || so.String() != tc.stdout || se.String() != tc.stderr {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q", tc.args, code, so.String(), se.String())
-		}
-		if code != 0 {
+		c, ok := cmtest.Parsed(t, tc.args, tc.code, tc.stdout, tc.stderr, func(stdout, stderr io.Writer) (*config, error) {
+			return parse("mckey", stdout, stderr, tc.args)
+		})
+		if !ok {
 			continue
 		}
-		ok := true
 		switch tc.args[0] {
 		case "-m":
 			// atoi stops at the x of 0x10; -p takes base 0.

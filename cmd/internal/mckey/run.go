@@ -144,14 +144,7 @@ func (t *test) join(n *node) (*rdma.Multicast, error) {
 func (t *test) joinHandler(n *node, ev *rdma.Event) int {
 	ah := &ev.Peer.AH
 	t.printf("mckey: joined dgid: %v mlid 0x%x sl %d\n", ah.DGID, ah.DLID, ah.SL)
-	if t.ud.CreateAH(&n.Node, &ev.Peer) != 0 {
-		t.printf("mckey: failure creating address handle\n")
-		t.connectsLeft--
-		return -1
-	}
-	n.Connected = true
-	t.connectsLeft--
-	return 0
+	return t.ud.Resolved(&n.Node, &ev.Peer, &t.connectsLeft)
 }
 
 // handle is cma_handler.

@@ -2,11 +2,11 @@ package rping
 
 import (
 	"bytes"
-	"errors"
+	"io"
 	"strings"
 	"testing"
 
-	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 )
 
 // TestFill: rping's ping text, checked against what rdma-core's client
@@ -67,19 +67,10 @@ func TestParse(t *testing.T) {
 		{[]string{"-s", "-d", "-p", "99", "-S", "30", "-C", "5", "-v", "-V", "-c"}, 0, "port 99\nsize 30\ncount 5\nverbose\nvalidate data\nclient\n", ""},
 		{[]string{"-s", "-a", "bad host"}, 254, "getaddrinfo failed (Name or service not known) - invalid hostname or IP address\n", ""},
 	} {
-		var so, se bytes.Buffer
-		c, err := parse(&so, &se, tc.args)
-		var ee *cmnode.ExitError
-		code := 0
-		if errors.As(err, &ee) {
-			code = ee.Code & 0xff
-		} else if err != nil {
-			t.Fatalf("%q: %v", tc.args, err)
-		}
-		if code != tc.code || so.String() != tc.stdout || se.String() != tc.stderr {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q", tc.args, code, so.String(), se.String())
-		}
-		if code == 0 && (c.server != 0 || c.port != 99 || c.size != 30 || c.count != 5 || !c.verbose || !c.validate) {
+		c, ok := cmtest.Parsed(t, tc.args, tc.code, tc.stdout, tc.stderr, func(stdout, stderr io.Writer) (*config, error) {
+			return parse(stdout, stderr, tc.args)
+		})
+		if ok && (c.server != 0 || c.port != 99 || c.size != 30 || c.count != 5 || !c.verbose || !c.validate) {
 			t.Errorf("%q: %+v", tc.args, c)
 		}
 	}

@@ -168,14 +168,7 @@ func (t *test) connectHandler(id *rdma.ID) int {
 // resolvedHandler is the client's ESTABLISHED: the server's QPN, Q_Key
 // and address.
 func (t *test) resolvedHandler(n *udnode.Node, ev *rdma.Event) int {
-	if t.ud.CreateAH(n, &ev.Peer) != 0 {
-		t.printf("udaddy: failure creating address handle\n")
-		t.connectsLeft--
-		return -1
-	}
-	n.Connected = true
-	t.connectsLeft--
-	return 0
+	return t.ud.Resolved(n, &ev.Peer, &t.connectsLeft)
 }
 
 // handle is cma_handler.

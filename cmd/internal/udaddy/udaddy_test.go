@@ -1,12 +1,11 @@
 package udaddy
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
+	"io"
 	"testing"
 
-	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/rdma"
 )
 
@@ -27,22 +26,12 @@ func TestParse(t *testing.T) {
 		{[]string{"-fIPv6", "-PIPoIB"}, 0, "", ""},
 		{[]string{"-p", "0x0002", "-f", "gid"}, 0, "", ""},
 	} {
-		var so, se bytes.Buffer
-		c, err := parse("udaddy", &so, &se, tc.args)
-		var ee *cmnode.ExitError
-		code := 0
-		if errors.As(err, &ee) {
-			code = ee.Code
-		} else if err != nil {
-			t.Fatalf("%q: %v", tc.args, err)
-		}
-		if code != tc.code || so.String() != tc.stdout || se.String() != tc.stderr {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q", tc.args, code, so.String(), se.String())
-		}
-		if code != 0 {
+		c, ok := cmtest.Parsed(t, tc.args, tc.code, tc.stdout, tc.stderr, func(stdout, stderr io.Writer) (*config, error) {
+			return parse("udaddy", stdout, stderr, tc.args)
+		})
+		if !ok {
 			continue
 		}
-		ok := true
 		switch tc.args[0] {
 		case "-f":
 			// atoi stops at the x of 0x10; -t takes base 0.

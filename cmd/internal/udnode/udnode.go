@@ -171,6 +171,20 @@ func (t *Test) CreateAH(n *Node, p *rdma.PeerParam) int {
 	return 0
 }
 
+// Resolved ends a node's connect phase on its peer's attributes
+// (udaddy's ESTABLISHED, mckey's MULTICAST_JOIN): the address handle
+// made, or its failure printed, and one connection fewer left to wait
+// for. It returns the handler's C value.
+func (t *Test) Resolved(n *Node, p *rdma.PeerParam, left *int) int {
+	*left--
+	if t.CreateAH(n, p) != 0 {
+		t.printf("%s: failure creating address handle\n", t.Prog)
+		return -1
+	}
+	n.Connected = true
+	return 0
+}
+
 // Destroy is destroy_node: the AH, the verbs resources, then the id.
 func (n *Node) Destroy() {
 	if n.AH != nil {
