@@ -42,62 +42,31 @@ func ourThreads(t *testing.T) map[uint32]bool {
 func countRes(t *testing.T, nl *nldev.Client, dev uint32) resCounts {
 	t.Helper()
 	ours := ourThreads(t)
-	var r resCounts
-	ctxs, err := nl.Contexts(dev)
+	return resCounts{
+		ctx: owned(t, ours, dev, nl.Contexts, func(x nldev.Context) uint32 { return x.Owner.PID }),
+		pd:  owned(t, ours, dev, nl.PDs, func(x nldev.PD) uint32 { return x.Owner.PID }),
+		mr:  owned(t, ours, dev, nl.MRs, func(x nldev.MR) uint32 { return x.Owner.PID }),
+		cq:  owned(t, ours, dev, nl.CQs, func(x nldev.CQ) uint32 { return x.Owner.PID }),
+		qp:  owned(t, ours, dev, nl.QPs, func(x nldev.QP) uint32 { return x.Owner.PID }),
+		srq: owned(t, ours, dev, nl.SRQs, func(x nldev.SRQ) uint32 { return x.Owner.PID }),
+	}
+}
+
+// owned counts the objects of one kind on device dev that list (an RDMA
+// netlink resource dump) returns and one of ours created (pid).
+func owned[T any](t *testing.T, ours map[uint32]bool, dev uint32, list func(uint32, ...nldev.ResourceOption) ([]T, error), pid func(T) uint32) int {
+	t.Helper()
+	xs, err := list(dev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, x := range ctxs {
-		if ours[x.Owner.PID] {
-			r.ctx++
+	n := 0
+	for _, x := range xs {
+		if ours[pid(x)] {
+			n++
 		}
 	}
-	pds, err := nl.PDs(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range pds {
-		if ours[x.Owner.PID] {
-			r.pd++
-		}
-	}
-	mrs, err := nl.MRs(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range mrs {
-		if ours[x.Owner.PID] {
-			r.mr++
-		}
-	}
-	cqs, err := nl.CQs(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range cqs {
-		if ours[x.Owner.PID] {
-			r.cq++
-		}
-	}
-	qps, err := nl.QPs(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range qps {
-		if ours[x.Owner.PID] {
-			r.qp++
-		}
-	}
-	srqs, err := nl.SRQs(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range srqs {
-		if ours[x.Owner.PID] {
-			r.srq++
-		}
-	}
-	return r
+	return n
 }
 
 // TestIntegrationUverbsResources checks that RDMA netlink's resource

@@ -68,50 +68,29 @@ func deliveries(t *testing.T, got []uint64, n int) {
 // records are written; each record reaches exactly one reader, none is
 // lost and none duplicated (the result is taken while the turn is held).
 func TestConcurrentReadersEachEventOnce(t *testing.T) {
-	fd, w := newPipe(t)
-	const readers, n = 8, 20000
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var (
-		mu   sync.Mutex
-		got  []uint64
-		left atomic.Int64
-		wg   sync.WaitGroup
-	)
-	left.Store(n)
-	for range readers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var b [8]byte
-			for left.Load() > 0 {
-				k, err := fd.Read(ctx, b[:])
-				if errors.Is(err, os.ErrClosed) {
-					return
-				}
-				if err != nil || k != 8 {
-					t.Errorf("Read: %d, %v", k, err)
-					return
-				}
-				mu.Lock()
-				got = append(got, binary.LittleEndian.Uint64(b[:]))
-				mu.Unlock()
-				if left.Add(-1) == 0 {
-					fd.Close() // wakes the readers still waiting
-				}
-			}
-		}()
-	}
-	for v := range uint64(n) {
-		writeRecord(t, w, v+1)
-	}
-	wg.Wait()
-	deliveries(t, got, n)
+	readEachOnce(t, func(_ int, ctx context.Context, fd *FD, b []byte) (int, bool, error) {
+		k, err := fd.Read(ctx, b)
+		return k, true, err
+	})
 }
 
 // TestConcurrentTryReadersEachEventOnce: readers that mix Read and
 // TryRead also get each record exactly once.
 func TestConcurrentTryReadersEachEventOnce(t *testing.T) {
+	readEachOnce(t, func(i int, ctx context.Context, fd *FD, b []byte) (int, bool, error) {
+		if i%2 == 0 {
+			return fd.TryRead(b)
+		}
+		k, err := fd.Read(ctx, b)
+		return k, true, err
+	})
+}
+
+// readEachOnce has 8 goroutines read records from one pipe while 20000
+// are written, each with read (the i-th reader's way; ok false is a try
+// that found nothing, tried again shortly), until all have come; then
+// checks each record reached exactly one reader.
+func readEachOnce(t *testing.T, read func(i int, ctx context.Context, fd *FD, b []byte) (k int, ok bool, err error)) {
 	fd, w := newPipe(t)
 	const readers, n = 8, 20000
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -129,14 +108,7 @@ func TestConcurrentTryReadersEachEventOnce(t *testing.T) {
 			defer wg.Done()
 			var b [8]byte
 			for left.Load() > 0 {
-				var k int
-				var err error
-				ok := true
-				if i%2 == 0 {
-					k, ok, err = fd.TryRead(b[:])
-				} else {
-					k, err = fd.Read(ctx, b[:])
-				}
+				k, ok, err := read(i, ctx, fd, b[:])
 				if errors.Is(err, os.ErrClosed) {
 					return
 				}
@@ -156,7 +128,7 @@ func TestConcurrentTryReadersEachEventOnce(t *testing.T) {
 				got = append(got, binary.LittleEndian.Uint64(b[:]))
 				mu.Unlock()
 				if left.Add(-1) == 0 {
-					fd.Close()
+					fd.Close() // wakes the readers still waiting
 				}
 			}
 		}()
