@@ -5,11 +5,14 @@
 package nlwatch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/internal/waitfd"
 )
 
 // maxMessage bounds one datagram read; a longer one is cut (MSG_TRUNC
@@ -26,9 +29,12 @@ const rcvbuf = 1 << 20
 var ErrOverrun = errors.New("netlink watch: messages were dropped")
 
 // Conn is a non-blocking netlink socket bound to multicast groups, in the
-// network namespace of the thread that opened it.
+// network namespace of the thread that opened it. Pending and Changed
+// never wait; Wait parks in the netpoller. A Conn is for one goroutine
+// at a time, except that Close may come from another to end a Wait.
 type Conn struct {
-	fd    int
+	fd    int        // -1 once closed
+	w     *waitfd.FD // owns fd
 	buf   []byte
 	proto string
 }
@@ -47,17 +53,25 @@ func Listen(protocol int, groups uint32) (*Conn, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("%s: %w", name, os.NewSyscallError("bind", err))
 	}
-	return &Conn{fd: fd, buf: make([]byte, maxMessage), proto: name}, nil
+	w, err := waitfd.New(fd, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &Conn{fd: fd, w: w, buf: make([]byte, maxMessage), proto: name}, nil
 }
 
 // Pending calls fn with every message queued on c that the kernel sent
 // (port id 0), without waiting, and returns when none is left. The slice
 // is only valid during the call. If the kernel dropped messages the error
 // matches ErrOverrun and unix.ENOBUFS; the queue is drained anyway.
-func (c *Conn) Pending(fn func([]byte)) error {
+func (c *Conn) Pending(fn func([]byte)) error { return c.pending(c.fd, fn) }
+
+// pending is Pending on fd, c's socket: Wait's try is given it by the
+// netpoller, and must not read c.fd, which a Close may change under it.
+func (c *Conn) pending(fd int, fn func([]byte)) error {
 	overrun := false
 	for {
-		n, from, err := unix.Recvfrom(c.fd, c.buf, unix.MSG_DONTWAIT)
+		n, from, err := unix.Recvfrom(fd, c.buf, unix.MSG_DONTWAIT)
 		switch {
 		case err == unix.EAGAIN:
 			if overrun {
@@ -96,12 +110,37 @@ func (c *Conn) Changed(match func([]byte) bool) bool {
 	return changed || err != nil
 }
 
+// Wait waits, parked in the netpoller, until a message for which match
+// returns true (any message, if match is nil) has arrived since the last
+// look, or messages were dropped, draining what is queued as Changed
+// does. It returns nil then, ctx's error when ctx ends first, an error
+// matching os.ErrClosed once c is closed (Close ends a Wait), and the
+// socket's error if it failed.
+func (c *Conn) Wait(ctx context.Context, match func([]byte) bool) error {
+	if c == nil {
+		return fmt.Errorf("netlink watch: wait: %w", os.ErrClosed)
+	}
+	var failed error
+	err := c.w.Wait(ctx, func(fd uintptr) bool {
+		changed := false
+		err := c.pending(int(fd), func(b []byte) { changed = changed || match == nil || match(b) })
+		if err != nil && !errors.Is(err, ErrOverrun) {
+			failed = err
+		}
+		// Pending read until EAGAIN: readiness wakes the next try.
+		return changed || err != nil
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("%s: wait: %w", c.proto, err)
+	}
+	return failed
+}
+
 // Close closes the socket. Safe to call more than once, and on nil.
 func (c *Conn) Close() error {
 	if c == nil || c.fd < 0 {
 		return nil
 	}
-	err := unix.Close(c.fd)
 	c.fd = -1
-	return err
+	return c.w.Close()
 }

@@ -1,7 +1,11 @@
 package nlwatch
 
 import (
+	"context"
+	"errors"
+	"os"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -66,5 +70,42 @@ func TestIntegrationLinkEvents(t *testing.T) {
 	}
 	if newlinks < 2 {
 		t.Fatalf("message types %v: want at least two RTM_NEWLINK (add, up)", types)
+	}
+}
+
+// TestWaitEnds: a Wait with nothing arriving ends at its context's
+// deadline, and one in progress ends when another goroutine closes the
+// Conn; after that, Wait fails at once.
+func TestWaitEnds(t *testing.T) {
+	c, err := Listen(unix.NETLINK_ROUTE, unix.RTMGRP_LINK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := c.Wait(ctx, func([]byte) bool { return false }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait with nothing arriving: %v, want DeadlineExceeded", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait(context.Background(), func([]byte) bool { return false }) }()
+	time.Sleep(20 * time.Millisecond)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrClosed) {
+			t.Fatalf("Wait ended by Close: %v, want os.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end a Wait")
+	}
+	if err := c.Wait(context.Background(), nil); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("Wait after Close: %v, want os.ErrClosed", err)
+	}
+	var nilConn *Conn
+	if err := nilConn.Wait(context.Background(), nil); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("Wait on nil: %v, want os.ErrClosed", err)
 	}
 }

@@ -1,6 +1,10 @@
 package uevent
 
 import (
+	"context"
+	"fmt"
+	"os"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/internal/nlwatch"
@@ -58,10 +62,23 @@ func (c *Conn) Changed() bool {
 	if c == nil {
 		return true
 	}
-	return c.w.Changed(func(b []byte) bool {
-		e, err := Parse(b)
-		return err == nil && e.RDMA()
-	})
+	return c.w.Changed(isRDMA)
+}
+
+// Wait waits, parked in the netpoller, until RDMA devices may have
+// changed: an event for which Event.RDMA holds arrives, or events were
+// dropped. It returns ctx's error when ctx ends first, and an error
+// matching os.ErrClosed once c is closed.
+func (c *Conn) Wait(ctx context.Context) error {
+	if c == nil {
+		return fmt.Errorf("uevent: wait: %w", os.ErrClosed)
+	}
+	return c.w.Wait(ctx, isRDMA)
+}
+
+func isRDMA(b []byte) bool {
+	e, err := Parse(b)
+	return err == nil && e.RDMA()
 }
 
 // Close closes the socket. Safe to call more than once, and on nil.

@@ -1,6 +1,7 @@
 package uevent
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -90,4 +91,49 @@ func drain(c *Conn) error {
 		return nil
 	}
 	return err
+}
+
+// TestIntegrationWait: a Wait parked before an rxe device is added
+// returns once the device's events come; the dummy netdev's own events
+// do not end it.
+func TestIntegrationWait(t *testing.T) {
+	testenv.RequireRDMA(t)
+	c, err := Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	nl, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nl.Close() })
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		done <- c.Wait(ctx)
+	}()
+	testenv.Dummy(t, "ueventw0")
+	select {
+	case err := <-done:
+		t.Fatalf("Wait ended by a network device's events: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := nl.AddLink("rxeueventw0", nldev.LinkRXE, "ueventw0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if dev, err := nl.DeviceByName("rxeueventw0"); err == nil {
+			nl.DeleteLink(dev.Index)
+		}
+	})
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Wait after rdma link add: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait did not end 10 s after rdma link add")
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/device"
+	"github.com/rdmastack/rdmastack/internal/uevent"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -165,27 +166,52 @@ var listDevices = device.List
 var errRemoved = errors.New("device removed")
 
 // removalPoll is how often the program checks that its device is still
-// there; the check costs a non-blocking read of the device package's
-// uevent socket when nothing changed.
-var removalPoll = time.Second
+// there where the kernel's uevents do not reach its network namespace,
+// and removalRecheck how long, where they do, it waits for one before
+// it checks anyway.
+var (
+	removalPoll    = time.Second
+	removalRecheck = 10 * time.Second
+)
 
 // watchRemoval cancels ctx with errRemoved once dev is no longer listed.
 // A device whose driver disassociates (mlx5) ends the wait by itself: the
 // kernel queues DEVICE_FATAL and then fails the read. One that cannot
 // (rxe, siw) gives nothing: its removal, having unlisted the device and
-// removed its uverbs char device, waits for the context's close.
+// removed its uverbs char device, waits for the context's close. The
+// watch parks in the netpoller until an RDMA uevent comes (the char
+// device's removal is one), then looks at the list; it also looks every
+// removalRecheck, in case the list lagged the event, and every
+// removalPoll where no uevents are delivered.
 func watchRemoval(ctx context.Context, cancel context.CancelCauseFunc, dev uverbs.Device) {
-	t := time.NewTicker(removalPoll)
-	defer t.Stop()
+	ev := uevent.ListenIfDelivered()
+	defer ev.Close()
+	every := removalPoll
+	if ev != nil {
+		every = removalRecheck
+	}
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+		// First look once the socket is open: a removal before it is
+		// seen here, one after it comes as an event.
 		if gone(dev) {
 			cancel(errRemoved)
 			return
+		}
+		wctx, stop := context.WithTimeout(ctx, every)
+		var err error
+		if ev != nil {
+			err = ev.Wait(wctx)
+		} else {
+			<-wctx.Done()
+		}
+		stop()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			// The socket failed: poll from now on.
+			ev.Close()
+			ev, every = nil, removalPoll
 		}
 	}
 }
