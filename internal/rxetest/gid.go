@@ -2,6 +2,7 @@ package rxetest
 
 import (
 	"encoding/hex"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -15,10 +16,24 @@ import (
 // library: what a C tool's -g/-x takes.
 func GIDIndex(t testing.TB, dev string, addr netip.Addr) int {
 	t.Helper()
+	n, err := gidIndex(dev, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// HasGID reports whether dev's port 1 has a GID that maps addr.
+func HasGID(dev string, addr netip.Addr) bool {
+	_, err := gidIndex(dev, addr)
+	return err == nil
+}
+
+func gidIndex(dev string, addr netip.Addr) (int, error) {
 	dir := filepath.Join("/sys/class/infiniband", dev, "ports/1/gids")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
@@ -30,13 +45,8 @@ func GIDIndex(t testing.TB, dev string, addr netip.Addr) int {
 			continue
 		}
 		if netip.AddrFrom16([16]byte(raw)).Unmap() == addr.Unmap() {
-			n, err := strconv.Atoi(e.Name())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
+			return strconv.Atoi(e.Name())
 		}
 	}
-	t.Fatalf("%s has no GID for %v in %s", dev, addr, dir)
-	return 0
+	return 0, fmt.Errorf("%s has no GID for %v in %s", dev, addr, dir)
 }
