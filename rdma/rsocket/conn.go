@@ -3,13 +3,14 @@ package rsocket
 import (
 	"context"
 	"errors"
-	"github.com/rdmastack/rdmastack/rdma"
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"sync"
 	"time"
+
+	"github.com/rdmastack/rdmastack/internal/waitfd"
+	"github.com/rdmastack/rdmastack/rdma"
 
 	"github.com/rdmastack/rdmastack/rdma/internal/rsproto"
 	"github.com/rdmastack/rdmastack/uverbs"
@@ -239,7 +240,7 @@ func (c *conn) poll(expired <-chan struct{}, ready func() bool) bool {
 			return false
 		}
 		c.mu.Unlock()
-		runtime.Gosched()
+		waitfd.Yield()
 		c.mu.Lock()
 	}
 	return false

@@ -19,12 +19,12 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
+	"github.com/rdmastack/rdmastack/internal/waitfd"
 	"github.com/rdmastack/rdmastack/rdma/rsocket"
 )
 
@@ -175,14 +175,16 @@ func (p *program) send(buf []byte) int {
 
 // await is recv_xfer: spin until the peer's last write put marker into
 // the window's last byte (RC places the bytes before it first), then
-// verify the rest with -T v. It yields the processor between looks and
-// now and then makes sure the connection is alive: where riostream
-// spins for ever after its peer died, ours ends as rrecv would.
+// verify the rest with -T v. It yields the processor between looks
+// (waitfd.Yield: the peer, or rxe's kernel work, may need this CPU to
+// get the write there) and now and then makes sure the connection is
+// alive: where riostream spins for ever after its peer died, ours ends
+// as rrecv would.
 func (p *program) await(buf []byte, marker uint8) int {
 	last := &buf[len(buf)-1]
 	next := time.Now().Add(probeEvery)
 	for i := 0; load(last) != marker; i++ {
-		runtime.Gosched()
+		waitfd.Yield()
 		if i%1024 == 0 && time.Now().After(next) {
 			// A peer that ends its run closes right after its last
 			// write, which RC places before its disconnect arrives:
