@@ -225,7 +225,7 @@ var errProtocol = fmt.Errorf("rsocket protocol violation: %w", rsproto.ErrMalfor
 
 // errReset is the cause of a connection the peer dropped without an
 // rsocket disconnect (killed, or its QP failed).
-var errReset = fmt.Errorf("connection reset by peer: %w", unix.ECONNRESET)
+var errReset = fmt.Errorf("the peer left without a disconnect: %w", unix.ECONNRESET)
 
 // progress polls the CQ empty and applies what it finds (rs_poll_cq),
 // then grants credits when due; it reports whether anything changed.
