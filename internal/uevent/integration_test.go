@@ -19,16 +19,7 @@ func TestIntegrationRXE(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("Delivered() = %v, %v; the VM's root namespace receives uevents", ok, err)
 	}
-	c, err := Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	nl, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nl.Close() })
+	c, nl := listenAndDial(t)
 	testenv.Dummy(t, "ueventd0")
 	if err := drain(c); err != nil { // the dummy's own events
 		t.Fatal(err)
@@ -60,6 +51,23 @@ func TestIntegrationRXE(t *testing.T) {
 	if !has(removed, "remove", "infiniband_verbs", want) || !has(removed, "remove", "infiniband", "") {
 		t.Fatalf("after rdma link delete: events %+v lack remove of rxeuevent0 and %s", removed, want)
 	}
+}
+
+// listenAndDial opens a Conn and an RDMA netlink client, both closed at
+// t's cleanup.
+func listenAndDial(t *testing.T) (*Conn, *nldev.Client) {
+	t.Helper()
+	c, err := Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	nl, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nl.Close() })
+	return c, nl
 }
 
 // has reports whether evs hold action on subsystem (and node, if given).
@@ -98,16 +106,7 @@ func drain(c *Conn) error {
 // do not end it.
 func TestIntegrationWait(t *testing.T) {
 	testenv.RequireRDMA(t)
-	c, err := Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	nl, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nl.Close() })
+	c, nl := listenAndDial(t)
 	done := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
