@@ -103,12 +103,24 @@ func (m *Monitor) Receive(ctx context.Context) ([]Event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Wake the blocked read when ctx ends.
-	stop := context.AfterFunc(ctx, func() { m.c.SetReadDeadline(time.Unix(1, 0)) })
-	defer stop()
-	defer m.c.SetReadDeadline(time.Time{})
+	// Wake the blocked read when ctx ends. The wake-up runs on a
+	// goroutine of its own, which stop does not wait for: Receive waits
+	// for it, so that nothing touches the socket after Receive returned
+	// (a Close may follow at once).
+	c := m.c
+	woken := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(woken)
+		c.SetReadDeadline(time.Unix(1, 0))
+	})
+	defer func() {
+		if !stop() {
+			<-woken
+		}
+		c.SetReadDeadline(time.Time{})
+	}()
 	for {
-		msgs, err := m.c.Receive()
+		msgs, err := c.Receive()
 		if err != nil {
 			if ctx.Err() != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 				return nil, ctx.Err()
