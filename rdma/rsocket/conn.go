@@ -6,10 +6,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
-	"github.com/rdmastack/rdmastack/internal/waitfd"
 	"github.com/rdmastack/rdmastack/rdma"
 
 	"github.com/rdmastack/rdmastack/rdma/internal/rsproto"
@@ -240,7 +240,7 @@ func (c *conn) poll(expired <-chan struct{}, ready func() bool) bool {
 			return false
 		}
 		c.mu.Unlock()
-		waitfd.Yield()
+		runtime.Gosched()
 		c.mu.Lock()
 	}
 	return false
