@@ -133,23 +133,27 @@ func TestIntegrationRSRstreamBuffers(t *testing.T) {
 	addr, _ := rxetest.Addr(t)
 	const cBuf = 8 << 10 // rstream -B: its receive buffer is 16 KiB
 	t.Run("server", func(t *testing.T) {
-		const port = 7483
-		r := startRstream(t, "-b", addr.String(), "-p", strconv.Itoa(port), "-B", strconv.Itoa(cBuf))
+		// rstream applies -B to its listening rsocket only after
+		// rlisten, and librdmacm's listen thread accepts a REQ as soon
+		// as it comes: a dial that lands between the two gets
+		// rsockets' default buffer (a 64 KiB target). That race is
+		// the C tool's; a fresh rstream is started for another try.
+		const port, rsDefault = 7491, 64 << 10
 		var c *Conn
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			var err error
-			c, err = (&Dialer{Timeout: 10 * time.Second, ReadBuffer: 4 << 10, Inline: 32}).DialContext(context.Background(),
-				"rdma", netip.AddrPortFrom(addr, port).String())
-			if err == nil {
+		var r *rstream
+		for try := 0; ; try++ {
+			r = startRstream(t, "-b", addr.String(), "-p", strconv.Itoa(port+try), "-B", strconv.Itoa(cBuf))
+			c = dialRstream(t, netip.AddrPortFrom(addr, uint16(port+try)), Dialer{ReadBuffer: 4 << 10, Inline: 32})
+			target, credits := peerView(c)
+			if target == cBuf && credits == 384 {
 				break
 			}
-			if time.Now().After(deadline) {
-				t.Fatal(err)
+			if target != rsDefault || try == 2 {
+				t.Fatalf("rstream -B %d: target %d, credits %d; want %d, 384", cBuf, target, credits, cBuf)
 			}
-		}
-		t.Cleanup(func() { c.Close() })
-		if target, credits := peerView(c); target != cBuf || credits != 384 {
-			t.Fatalf("rstream -B %d: target %d, credits %d; want %d, 384", cBuf, target, credits, cBuf)
+			t.Logf("try %d: rstream accepted before it applied -B (target %d); again", try, target)
+			c.Close()
+			r.cmd.Process.Kill()
 		}
 		rstreamPeer(t, c, true)
 		if err := r.wait(30 * time.Second); err != nil {

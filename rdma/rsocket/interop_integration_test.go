@@ -106,12 +106,16 @@ func rstreamPeer(t *testing.T, c *Conn, client bool) {
 	}
 }
 
-// dialRstream dials rstream's server until it listens.
-func dialRstream(t *testing.T, dst netip.AddrPort) *Conn {
+// keepAlive50 dials with keepalives every 50ms: the rsocket peer must
+// take them too.
+var keepAlive50 = Dialer{KeepAlive: 50 * time.Millisecond}
+
+// dialRstream dials rstream's server with d until it listens.
+func dialRstream(t *testing.T, dst netip.AddrPort, d Dialer) *Conn {
 	t.Helper()
+	d.Timeout = 10 * time.Second
 	for deadline := time.Now().Add(20 * time.Second); ; {
-		// Keepalives every 50ms: the rsocket peer must take them too.
-		c, err := (&Dialer{Timeout: 10 * time.Second, KeepAlive: 50 * time.Millisecond}).DialContext(context.Background(), "rdma", dst.String())
+		c, err := d.DialContext(context.Background(), "rdma", dst.String())
 		if err == nil {
 			t.Cleanup(func() { c.Close() })
 			return c
@@ -128,7 +132,7 @@ func TestIntegrationRSRstreamServer(t *testing.T) {
 	addr, _ := rxetest.Addr(t)
 	const port = 7481
 	r := startRstream(t, "-b", addr.String(), "-p", strconv.Itoa(port))
-	c := dialRstream(t, netip.AddrPortFrom(addr, port))
+	c := dialRstream(t, netip.AddrPortFrom(addr, port), keepAlive50)
 	rstreamPeer(t, c, true)
 	if n, err := c.Read(make([]byte, 1)); n != 0 || err != io.EOF {
 		t.Fatalf("after rstream closed: %d, %v; want io.EOF", n, err)
@@ -173,7 +177,7 @@ func TestIntegrationRSPeerKilled(t *testing.T) {
 	addr, _ := rxetest.Addr(t)
 	const port = 7482
 	r := startRstream(t, "-b", addr.String(), "-p", strconv.Itoa(port))
-	c := dialRstream(t, netip.AddrPortFrom(addr, port))
+	c := dialRstream(t, netip.AddrPortFrom(addr, port), keepAlive50)
 	c.SetDeadline(time.Now().Add(60 * time.Second))
 	if _, err := c.Write(pattern(0, 16)); err != nil {
 		t.Fatal(err)

@@ -205,7 +205,7 @@ func TestIntegrationRSIPv6Rstream(t *testing.T) {
 			t.Run("server", func(t *testing.T) {
 				port := 7483 + i
 				r := startRstream(t, "-b", addr.String(), "-p", strconv.Itoa(port))
-				conn := dialRstream(t, netip.AddrPortFrom(addr, uint16(port)))
+				conn := dialRstream(t, netip.AddrPortFrom(addr, uint16(port)), keepAlive50)
 				if conn.RemoteAddr().String() != netip.AddrPortFrom(addr, uint16(port)).String() || conn.LocalAddr().(*Addr).AddrPort().Addr() != addr {
 					t.Fatalf("dialled rstream at %v: %v → %v", addr, conn.LocalAddr(), conn.RemoteAddr())
 				}
