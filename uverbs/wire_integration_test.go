@@ -270,9 +270,6 @@ func TestWireVerbsUD(t *testing.T) {
 	w.Sync(t, t.Name()+"/done")
 }
 
-// The faults of TestWireVerbsNetem, on both guests' egress.
-const wireFaults = "loss 1% reorder 5% duplicate 1% corrupt 0.1% delay 1ms"
-
 // stamp writes message seq into b: its number, a CRC-32 of the rest,
 // and the rest.
 func stamp(b []byte, seq uint32) {
@@ -313,7 +310,7 @@ func TestWireVerbsNetem(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		w.Netem(t, wireFaults)
+		w.Netem(t, testenv.WireFaults)
 		w.Sync(t, t.Name()+"/posted")
 		start := time.Now()
 		var sent, acked, received uint32
@@ -369,7 +366,7 @@ func TestWireVerbsNetem(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		w.Netem(t, wireFaults)
+		w.Netem(t, testenv.WireFaults)
 		w.Sync(t, t.Name()+"/posted")
 		start := time.Now()
 		var sent, done int
