@@ -36,7 +36,7 @@ type conn struct {
 	wcs     [16]uverbs.WC
 	// postSend is the QP's PostSend (a fake in the engine's tests).
 	postSend func(*uverbs.SendWR) error
-	linger   time.Duration // how long Close waits for its sends
+	linger   time.Duration // how long Close waits for its sends (SetLinger; < 0: lingerUntil)
 	aborted  bool          // the QP was moved to the error state after a failure
 
 	rdl, wdl *deadline
@@ -51,30 +51,41 @@ type conn struct {
 
 	bufs bufUse // ReadFrom's and WriteTo's use of the buffers
 	ka   rsKeepAlive
+	dog  rsWatchdog // guarded by mu
 }
 
 // newConn makes the Conn of an id whose resources are set up.
 func newConn(id *rdma.ID, ch *rdma.EventChannel, res rsResources) *Conn {
 	c := &conn{id: id, ch: ch, res: res, changed: make(chan struct{}), rdl: newDeadline(), wdl: newDeadline(),
-		closed: make(chan struct{}), laddr: &Addr{}, raddr: &Addr{}, linger: DefaultLinger, postSend: res.qp.PostSend}
+		closed: make(chan struct{}), laddr: &Addr{}, raddr: &Addr{}, linger: -1, postSend: res.qp.PostSend}
 	if a, err := id.QueryAddr(); err == nil {
 		c.laddr, c.raddr = AddrFromAddrPort(a.Src), AddrFromAddrPort(a.Dst)
 	}
 	return &Conn{conn: c}
 }
 
+// connOpts is what a Dialer or ListenConfig says of the connections it
+// makes once they run: keepalives every ka (none if < 0, 15s if 0),
+// polling for poll (DefaultPollTime if 0, none if < 0), and the failure
+// bound (see rsWatchdog).
+type connOpts struct {
+	ka, poll, failure time.Duration
+}
+
 // run starts the connection on the peer's connection data: the progress
-// goroutines, the first credit grant, and keepalives every ka (none if
-// ka < 0, 15s if 0).
-func (c *conn) run(peer rsproto.ConnData, ka, poll time.Duration) {
+// goroutines, the first credit grant, the watchdog and keepalives.
+func (c *conn) run(peer rsproto.ConnData, o connOpts) {
 	switch {
-	case poll == 0:
+	case o.poll == 0:
 		c.pollTime = DefaultPollTime
-	case poll > 0:
-		c.pollTime = poll
+	case o.poll > 0:
+		c.pollTime = o.poll
 	}
 	c.mu.Lock()
 	c.start(peer)
+	attr := c.queryTransport()
+	c.startWatchdog(o.failure, attr)
+	c.flow.maxMsg = maxMessage(attr)
 	c.progress()
 	c.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -82,7 +93,7 @@ func (c *conn) run(peer rsproto.ConnData, ka, poll time.Duration) {
 	c.loops.Add(2)
 	go c.cqLoop(ctx)
 	go c.cmLoop(ctx)
-	c.startKeepAlive(ctx, ka)
+	c.startKeepAlive(ctx, o.ka)
 }
 
 // broadcast wakes every waiter; c.mu is held.
@@ -323,8 +334,7 @@ func (c *conn) shutdown(op string, wr, rd bool) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	until := newDeadline()
-	until.set(time.Now().Add(c.linger))
+	until := c.lingerUntil()
 	defer until.stop()
 	c.shutdownLocked(wr, rd, until, c.closed)
 	return nil
@@ -363,11 +373,27 @@ func (c *conn) shutdownLocked(wr, rd bool, until *deadline, stop <-chan struct{}
 	c.broadcast()
 }
 
+// lingerUntil is when a wait for the sends in flight gives up, c.mu
+// held: after the linger time if one was set (> 0); by default (< 0)
+// never, as long as they make progress, since the watchdog fails the
+// connection once they make none for its failure bound; where the Conn
+// has no failure bound, after DefaultFailureBound.
+func (c *conn) lingerUntil() *deadline {
+	until := newDeadline()
+	switch {
+	case c.linger > 0:
+		until.set(time.Now().Add(c.linger))
+	case c.linger < 0 && c.dog.timer == nil:
+		until.set(time.Now().Add(DefaultFailureBound))
+	}
+	return until
+}
+
 // lingerWait waits, c.mu held, until ready, until passes, the write
 // deadline passes, or stop is closed; a linger time of 0 waits for
 // nothing.
 func (c *conn) lingerWait(until *deadline, stop <-chan struct{}, ready func() bool) {
-	for c.linger > 0 && !ready() {
+	for c.linger != 0 && !ready() {
 		ch := c.changed
 		c.mu.Unlock()
 		select {
@@ -396,14 +422,14 @@ func (c *conn) close() error {
 		c.mu.Lock()
 		c.broadcast()
 		if c.flow.connected {
-			until := newDeadline()
-			until.set(time.Now().Add(c.linger))
+			until := c.lingerUntil()
 			c.shutdownLocked(true, true, until, nil)
 			c.lingerWait(until, nil, c.allSendsDone)
 			until.stop()
 		}
 		c.flow.connected = false
 		c.mu.Unlock()
+		c.stopWatchdog()
 		c.ka.mu.Lock()
 		if c.keepalive != nil {
 			c.keepalive.Stop()

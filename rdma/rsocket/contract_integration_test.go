@@ -69,7 +69,8 @@ func median(ds []time.Duration) time.Duration {
 // most 100ms to what freeing the connection takes (a Close that waits
 // for nothing, SetLinger(0), measured alongside: on a loaded emulated
 // guest, that alone may take 100ms or more); with a dead peer (its QP in
-// error, no disconnect) Close returns within the linger time, and never
+// error, no disconnect) Close returns once the failure bound says the
+// peer is silent (by default) or within the linger time set, and never
 // past the write deadline; SetLinger(0) waits for nothing.
 func TestIntegrationRSCloseTime(t *testing.T) {
 	l := rsListenNoLeaks(t)
@@ -114,7 +115,7 @@ func TestIntegrationRSCloseTime(t *testing.T) {
 		setup func(c *Conn)
 		max   time.Duration // what Close may take, without the slack
 	}{
-		{"default linger", func(*Conn) {}, DefaultLinger},
+		{"default linger", func(*Conn) {}, DefaultFailureBound}, // the peer silent for the bound
 		{"linger 0", func(c *Conn) { c.SetLinger(0) }, 0},
 		{"linger 10s, write deadline 200ms", func(c *Conn) {
 			c.SetLinger(10)

@@ -82,16 +82,21 @@ type Dialer struct {
 	// set the option again.
 	AckTimeout time.Duration
 	// RetryCount is how many times the transport sends a packet again
-	// before the connection fails, at most 7, on both sides: the
-	// connection request carries it, and the peer's QP takes it too
-	// (an rdma_cm acceptor has no say). 0 means DefaultRetryCount, < 0
-	// none. rsockets asks 7, which rxe takes for "retry forever".
+	// before it gives up, at most 7, on both sides: the connection
+	// request carries it, and the peer's QP takes it too (an rdma_cm
+	// acceptor has no say). 0 means DefaultRetryCount (7, as rsockets
+	// asks, which rxe takes for "retry for ever"), < 0 none.
 	//
-	// Together with AckTimeout it bounds how long a Write or Read
-	// waits on a peer that went silent: about (RetryCount+1) ×
-	// AckTimeout once something is in flight (DefaultFailureBound with
-	// the defaults); see the package documentation.
+	// Together with AckTimeout it makes the default failure bound.
 	RetryCount int
+	// FailureBound is how long the connection's sends may go
+	// unacknowledged before it fails with ErrPeerSilent, whatever the
+	// transport's retries (as TCP_USER_TIMEOUT for TCP). 0 means twice
+	// the transport's own budget as the QP has it, 2 × (RetryCount+1)
+	// × AckTimeout: DefaultFailureBound with the defaults. < 0 means
+	// none: the transport's retries alone, which on rxe at 7 retries
+	// never end. See the package documentation.
+	FailureBound time.Duration
 }
 
 // Dial connects to address ("host:port") on network "rdma", "rdma4" or
@@ -235,7 +240,7 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 	if err != nil {
 		return nil, fmt.Errorf("rdma: connect: the peer's reply: %w", err)
 	}
-	c.run(peer, d.KeepAlive, d.PollTime)
+	c.run(peer, connOpts{ka: d.KeepAlive, poll: d.PollTime, failure: d.FailureBound})
 	return c, nil
 }
 

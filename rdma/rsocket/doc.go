@@ -35,25 +35,32 @@
 // the id and QP for statistics, and Listener.SetDeadline bounds Accept.
 //
 // A peer that goes silent (its machine gone, the wire cut) is noticed
-// by the RC transport: a packet not acknowledged within the ACK timeout
-// is sent again, at most the retry count times, and then the connection
-// fails: blocked and later calls return an error matching unix.EIO that
-// holds a *CompletionError with status uverbs.WCRetryExcErr. Dialer's
-// AckTimeout and RetryCount set them (ListenConfig's AckTimeout; the
-// retry count is always the dialer's, which the connection request
-// carries). With the defaults, 537 ms and 6 retries, that takes at most
-// DefaultFailureBound (4s) from the first unacknowledged send, and an
-// outage shorter than about 3s is survived. A connection with nothing in
-// flight, a Read that waits for data for instance, sends its next
-// keepalive probe within KeepAlive (15s), so it fails within KeepAlive
-// plus DefaultFailureBound. A killed peer is quicker: its kernel
-// disconnects, and calls fail at once with unix.ECONNRESET.
+// by its silence: the RC transport sends a packet again when no
+// acknowledgement came within the ACK timeout, and a connection whose
+// sends go unacknowledged for its failure bound fails: blocked and later
+// calls return an error matching ErrPeerSilent and unix.ETIMEDOUT (or,
+// where the transport's retries run out first, a *CompletionError with
+// status uverbs.WCRetryExcErr, matching unix.EIO). Dialer's AckTimeout,
+// RetryCount and FailureBound set them (ListenConfig's AckTimeout and
+// FailureBound; the retry count is always the dialer's, which the
+// connection request carries). By default the bound is twice the
+// transport's own budget, 2 × (retries + 1) × ACK timeout: with 537 ms
+// and 7 retries, DefaultFailureBound (about 8.6s) from the last
+// acknowledgement, and an outage shorter than about 3s is survived. A
+// connection with nothing in flight, a Read that waits for data for
+// instance, sends its next keepalive probe within KeepAlive (15s), so
+// it fails within KeepAlive plus its bound. A killed peer is quicker:
+// its kernel disconnects, and calls fail at once with unix.ECONNRESET.
 //
-// rsockets in C differ: they ask 7 retries, which rxe (Soft-RoCE) takes
-// for "retry forever", keep the kernel's ACK timeout (2^17 × 4.096 µs
-// on Linux 6.12's RoCE, 2^19 on 6.1's), and send keepalives only when
-// SO_KEEPALIVE asks, every tcp_keepalive_time (2 hours). A C rsocket
-// dialing our Listener thus gives its connection 7 retries.
+// The bound is the Conn's own rather than the transport's because rxe
+// (Soft-RoCE) takes 7 retries, rsockets' C dialers' count and ours, for
+// "retry for ever", and counts them per work request; and because on a
+// lossy wire rxe waits out an ACK timeout for each retransmission that
+// meets loss or reordering again, so that a live connection can go
+// seconds without an acknowledgement. rsockets in C keep the kernel's
+// ACK timeout (2^17 × 4.096 µs on Linux 6.12's RoCE, 2^19 on 6.1's) and
+// send keepalives only when SO_KEEPALIVE asks, every tcp_keepalive_time
+// (2 hours); on rxe they never notice a silent peer.
 //
 // rsockets' iomap (riomap, riowrite) is Conn.Map and Conn.WriteAt: one
 // side maps a window of registered memory outside Go's heap, the other

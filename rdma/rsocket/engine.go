@@ -30,6 +30,7 @@ type rsFlow struct {
 	sqeAvail           int    // send work requests free for data
 	ctrlSeqNo, ctrlMax uint32 // control messages posted; the most allowed
 	sbufAvail          int    // send buffer bytes not in flight
+	maxMsg             int    // the most bytes of one data message (maxMessage)
 	sOff               int    // where the next data goes in the send buffer
 	targetSGE          int    // which entry of the target SGL array is written to
 	remoteSGL          rsproto.SGE
@@ -56,6 +57,7 @@ func (c *conn) start(peer rsproto.ConnData) {
 	f.sqeAvail = r.sqSize - rsproto.QPCtrlSize
 	f.ctrlMax = rsproto.QPCtrlSize
 	f.sbufAvail = r.sbufSize
+	f.maxMsg = rsproto.MaxTransfer
 	f.rbufFree, f.rbufAvail = r.rbufSize/2, r.rbufSize/2
 	f.rseqComp = uint16(r.rqSize / 2)
 	f.rmsg = make([]uint32, r.rqSize+1)
@@ -122,6 +124,7 @@ func (c *conn) post(wr *uverbs.SendWR) bool {
 		c.fail(fmt.Errorf("post send: %w", err))
 		return false
 	}
+	c.sent()
 	return true
 }
 
@@ -134,10 +137,30 @@ func (c *conn) writeData(b []byte) int {
 	return n
 }
 
+// msgPackets is the most packets of the path MTU that one data message
+// spans. rxe acknowledges a message's packets as they come but restarts
+// its retry state only when a whole message completes, and ignores the
+// peer's sequence-error NAKs while a retransmission is under way: on a
+// wire that loses or reorders packets, each retransmission of a long
+// message meets another fault and waits out an ACK timeout. 16 packets
+// keep rsockets' 64 KiB messages on a 4096-byte MTU (two rxe devices in
+// one host) and make them 16 KiB on Ethernet's 1500 (rxe's 1024).
+const msgPackets = 16
+
+// maxMessage is the most bytes of one data message on a QP whose path
+// MTU attr gives: rsockets' RS_MAX_TRANSFER, or msgPackets packets of
+// it where that is less.
+func maxMessage(attr *uverbs.QPAttr) int {
+	if attr == nil || attr.PathMTU.Bytes() == 0 {
+		return rsproto.MaxTransfer
+	}
+	return min(rsproto.MaxTransfer, msgPackets*attr.PathMTU.Bytes())
+}
+
 // sendRoom is how many bytes the next data message may carry; canSend
 // must hold.
 func (c *conn) sendRoom() int {
-	return min(rsproto.MaxTransfer, c.flow.sbufAvail, int(c.target(c.flow.targetSGE).Length))
+	return min(c.flow.maxMsg, c.flow.sbufAvail, int(c.target(c.flow.targetSGE).Length))
 }
 
 // fillRing copies b into the send buffer at off bytes past where the
@@ -259,6 +282,7 @@ func (c *conn) progress() bool {
 			}
 		}
 	}
+	c.progressed()
 	c.updateCredits()
 	return changed
 }
@@ -327,6 +351,7 @@ func (c *conn) complete(wc *uverbs.WC) bool {
 		return true
 	}
 	msg := rsproto.Msg(uint32(wc.ID))
+	c.dog.acked = true
 	switch msg.Op() {
 	case rsproto.OpSGL, rsproto.OpCtrl:
 		f.ctrlMax++

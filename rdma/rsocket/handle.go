@@ -29,18 +29,10 @@ type Conn struct {
 	cleanup runtime.Cleanup
 }
 
-// DefaultLinger is how long Close waits at most for the sends in flight
-// and its DISCONNECT message to complete, unless SetLinger said
-// otherwise. A live peer's QP acknowledges them within a round trip,
-// whether or not its program reads; only a peer that is gone without a
-// disconnect (its QP in error, its host unreachable) makes Close wait
-// this long.
-const DefaultLinger = time.Second
-
 // run starts the connection (see conn.run) and arranges for a Conn that
 // is dropped without Close to be closed.
-func (c *Conn) run(peer rsproto.ConnData, ka, poll time.Duration) {
-	c.conn.run(peer, ka, poll)
+func (c *Conn) run(peer rsproto.ConnData, o connOpts) {
+	c.conn.run(peer, o)
 	// Close may wait for the linger time: not on the cleanup goroutine,
 	// which all cleanups share.
 	c.cleanup = runtime.AddCleanup(c, func(in *conn) { go in.close() }, c.conn)
@@ -84,26 +76,32 @@ func (c *Conn) CloseRead() error {
 // Close disconnects, wakes blocked calls with net.ErrClosed and frees
 // the connection's QP, memory and id. It sends rsocket's DISCONNECT, so
 // that the peer reads io.EOF after the data sent, and waits for the
-// sends in flight at most the linger time (SetLinger, DefaultLinger)
-// and never past the write deadline. Safe to call more than once.
+// sends in flight as SetLinger says, and never past the write deadline. Safe to call more than once.
 func (c *Conn) Close() error {
 	c.cleanup.Stop()
 	defer runtime.KeepAlive(c)
 	return c.conn.close()
 }
 
-// SetLinger sets how long Close waits for data in flight, after
-// net.TCPConn's SetLinger: sec < 0 (the default) waits at most
-// DefaultLinger; sec == 0 waits for nothing, so that data in flight may
-// be lost and the peer may see a reset rather than io.EOF; sec > 0 waits
-// at most sec seconds. Unlike TCP's, Close never goes on sending in the
-// background: when it returns, the QP and buffers are gone.
+// SetLinger sets how long Close (and CloseWrite's wait for a free
+// control message) waits for data in flight, after net.TCPConn's
+// SetLinger. sec < 0, the default, waits until the sends in flight and
+// the DISCONNECT complete, for as long as they make progress: a live
+// peer's QP acknowledges them whether or not its program reads, within
+// a round trip on a clean wire but only after many seconds of
+// retransmission on a lossy one, and rsockets' rclose waits for every
+// send likewise; a peer that stays silent for the failure bound (see
+// Dialer.FailureBound) ends the wait, or DefaultFailureBound where the
+// Conn has none. sec == 0 waits for nothing, so that data in flight may
+// be lost and the peer may see a reset rather than io.EOF; sec > 0
+// waits at most sec seconds. Unlike TCP's, Close never goes on sending
+// in the background: when it returns, the QP and buffers are gone.
 func (c *Conn) SetLinger(sec int) error {
 	defer runtime.KeepAlive(c)
 	if isClosed(c.closed) {
 		return c.opError("set linger", net.ErrClosed)
 	}
-	d := DefaultLinger
+	d := time.Duration(-1)
 	if sec >= 0 {
 		d = time.Duration(sec) * time.Second
 	}

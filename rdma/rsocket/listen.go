@@ -52,6 +52,9 @@ type ListenConfig struct {
 	// Their retry count is the dialer's, which the request carries: a
 	// Dialer's RetryCount, 7 from rsockets' C dialers.
 	AckTimeout time.Duration
+	// FailureBound is the accepted connections' failure bound, as
+	// Dialer's.
+	FailureBound time.Duration
 }
 
 // Listener accepts rsocket-compatible connections. It implements
@@ -67,8 +70,7 @@ type Listener struct {
 	id    *rdma.ID
 	ch    *rdma.EventChannel
 	addr  *Addr
-	ka    time.Duration
-	poll  time.Duration
+	opts  connOpts  // the accepted connections' keepalive, polling and failure bound
 	sizes rsSizes   // of the accepted connections
 	dl    *deadline // Accept's
 
@@ -119,7 +121,7 @@ func (lc *ListenConfig) Listen(ctx context.Context, network, address string) (*L
 		}
 		return nil, opErr(errors.Join(err, ch.Close()))
 	}
-	l := &Listener{id: id, ch: ch, addr: AddrFromAddrPort(ap), ka: lc.KeepAlive, poll: lc.PollTime, sizes: lc.sizes(), dl: newDeadline(), iomap: rsproto.IOMapEntries(lc.IOMapSize), ackTO: lc.AckTimeout,
+	l := &Listener{id: id, ch: ch, addr: AddrFromAddrPort(ap), opts: connOpts{ka: lc.KeepAlive, poll: lc.PollTime, failure: lc.FailureBound}, sizes: lc.sizes(), dl: newDeadline(), iomap: rsproto.IOMapEntries(lc.IOMapSize), ackTO: lc.AckTimeout,
 		hs:       newRSHandshakes(lc.MaxHandshakes, lc.HandshakeTimeout, func(c *Conn) { c.Close() }),
 		loopDone: make(chan struct{})}
 	if a, err := id.QueryAddr(); err == nil {
@@ -235,7 +237,7 @@ func (l *Listener) handshake(ctx context.Context, child *rdma.ID, peer rsproto.C
 	if err := child.Accept(ctx, &rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RNRRetryCount: 7}); err != nil {
 		return nil, err
 	}
-	c.run(peer, l.ka, l.poll)
+	c.run(peer, l.opts)
 	return c, nil
 }
 

@@ -9,28 +9,32 @@ import (
 	"github.com/rdmastack/rdmastack/rdma"
 )
 
-// The RC transport's retransmission, which decides how soon a connection
-// whose peer went silent fails: a packet is sent again when no
-// acknowledgement came within the ACK timeout, at most the retry count
-// times, and then its work request completes with a retry-exceeded
-// error (a *CompletionError) and the connection fails.
+// The RC transport's retransmission, and the failure bound that decides
+// how soon a connection whose peer went silent fails: a packet is sent
+// again when no acknowledgement came within the ACK timeout, at most
+// the retry count times; a connection whose sends go unacknowledged for
+// its failure bound, by default twice that budget, fails with
+// ErrPeerSilent (or, where the transport gives up first, with a
+// *CompletionError: retry exceeded).
 const (
 	// DefaultAckTimeout is the ACK timeout of a Dialer or ListenConfig
 	// that leaves it 0: 4.096 µs × 2^17, about 537 ms, what Linux 6.12's
 	// rdma_cm gives a RoCE route (6.1's gives 2^19, about 2.1 s).
 	DefaultAckTimeout = ackTimeoutUnit << 17
-	// DefaultRetryCount is the retry count of a Dialer that leaves it 0.
-	// rsockets asks 7, which the InfiniBand specification makes 7
-	// retries, but which rxe (Soft-RoCE) takes for "retry forever": a
-	// silent peer would then never be noticed.
-	DefaultRetryCount = 6
+	// DefaultRetryCount is the retry count of a Dialer that leaves it
+	// 0: rsockets' 7. The InfiniBand specification makes that 7
+	// retries; rxe (Soft-RoCE) takes it for "retry for ever", and
+	// counts retries per work request rather than per packet, so a
+	// smaller count ends healthy connections on a lossy wire (see
+	// rsWatchdog). The failure bound notices a silent peer either way.
+	DefaultRetryCount = maxRetryCount
 	// DefaultFailureBound is how long, with the default ACK timeout and
-	// retry count, a connection with work requests in flight takes at
-	// most to fail once its peer went silent: the first send and its 6
-	// retries, each given DefaultAckTimeout (7 × 537 ms), rounded up. A
-	// connection with nothing in flight starts counting at its next
-	// send: a keepalive probe at the latest.
-	DefaultFailureBound = 4 * time.Second
+	// retry count, a connection's sends may go unacknowledged before it
+	// fails: twice the transport's budget of the first send and its 7
+	// retries, each given DefaultAckTimeout (2 × 8 × 537 ms, about
+	// 8.6 s). A connection with nothing in flight starts counting at
+	// its next send: a keepalive probe at the latest.
+	DefaultFailureBound = 2 * (DefaultRetryCount + 1) * DefaultAckTimeout
 )
 
 // ackTimeoutUnit is the unit of the ACK timeout's exponent: 4.096 µs.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/uverbs"
 )
 
 func TestAckTimeoutExp(t *testing.T) {
@@ -33,8 +35,24 @@ func TestAckTimeoutExp(t *testing.T) {
 	}
 	// The default's bound: the first send and its retries, each given
 	// the ACK timeout.
-	if b := time.Duration(DefaultRetryCount+1) * DefaultAckTimeout; b > DefaultFailureBound || b < DefaultFailureBound-time.Second {
-		t.Errorf("%d × %v = %v, DefaultFailureBound %v", DefaultRetryCount+1, DefaultAckTimeout, b, DefaultFailureBound)
+	if b := failureBound(uverbs.QPAttr{Timeout: 17, RetryCnt: DefaultRetryCount}); b != DefaultFailureBound || b.Round(100*time.Millisecond) != 8600*time.Millisecond {
+		t.Errorf("failure bound of 2^17 and %d retries %v, DefaultFailureBound %v", DefaultRetryCount, b, DefaultFailureBound)
+	}
+}
+
+func TestFailureBound(t *testing.T) {
+	for _, c := range []struct {
+		timeout, retry uint8
+		want           time.Duration
+	}{
+		{0, 7, 0}, // no ACK timeout: the transport waits for ever
+		{1, 0, 2 * 8192 * time.Nanosecond},
+		{14, 7, 2 * 8 * 67108864 * time.Nanosecond},
+		{31, 7, 2 * 8 * 4096 << 31 * time.Nanosecond},
+	} {
+		if got := failureBound(uverbs.QPAttr{Timeout: c.timeout, RetryCnt: c.retry}); got != c.want {
+			t.Errorf("failureBound(2^%d, %d retries) = %v, want %v", c.timeout, c.retry, got, c.want)
+		}
 	}
 }
 

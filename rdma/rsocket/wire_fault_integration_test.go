@@ -25,8 +25,8 @@ import (
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
-// Faults on the wire between two guests: outages (netem dropping every
-// packet both ways), a peer killed, and connection setup under loss.
+// Faults on the wire between two guests: outages (every frame dropped
+// as it arrives, both ways), a peer killed, and connection setup under loss.
 // The bounds checked are the package documentation's: a connection
 // with sends in flight fails within DefaultFailureBound of its peer
 // going silent, one with nothing in flight within its keepalive
@@ -112,11 +112,15 @@ func awaitEnd(t *testing.T, wrote, read <-chan ended, start time.Time, bound tim
 	}
 }
 
-// completionFailed reports whether err is a connection that failed on a
-// work completion: the transport's retries ran out (or, once, seen on
-// 6.12's rxe, the QP went to the error state without an error of its
-// own, and every send was flushed).
-func completionFailed(err error) bool {
+// peerSilent reports whether err is a connection that failed because
+// its peer went silent: past its failure bound (ErrPeerSilent), or where
+// the transport's retries ran out first, on a work completion (or,
+// once, seen on 6.12's rxe, the QP went to the error state without an
+// error of its own, and every send was flushed).
+func peerSilent(err error) bool {
+	if errors.Is(err, ErrPeerSilent) {
+		return errors.Is(err, unix.ETIMEDOUT)
+	}
 	var ce *CompletionError
 	return errors.Is(err, unix.EIO) && errors.As(err, &ce) &&
 		(ce.Status == uverbs.WCRetryExcErr || ce.Status == uverbs.WCWRFlushErr)
@@ -158,19 +162,14 @@ func retransmissions(t *testing.T) uint64 {
 	return n
 }
 
-// netemIdle puts a netem qdisc that drops nothing on the wire, so that
-// an outage later changes its parameters rather than replacing the root
-// qdisc while traffic flows.
-func netemIdle(t *testing.T, w *testenv.WireEnv) { w.Netem(t, "loss 0%") }
-
-// outage drops every packet this guest sends for d, after a short delay
-// that lets a transfer get going; the two halves calling it at once cut
-// the wire both ways. netemIdle must have put the qdisc in place.
+// outage cuts the wire into this guest (testenv's Cut) for d, after a
+// short delay that lets a transfer get going; the two halves calling it
+// at once cut the wire both ways.
 func outage(t *testing.T, w *testenv.WireEnv, d time.Duration) {
 	time.Sleep(200 * time.Millisecond)
-	w.Netem(t, "loss 100%")
+	w.Cut(t)
 	time.Sleep(d)
-	netemIdle(t, w)
+	w.Mend(t)
 }
 
 // TestWireRsocketOutageShort: the wire cut both ways for 300 ms in the
@@ -180,7 +179,6 @@ func outage(t *testing.T, w *testenv.WireEnv, d time.Duration) {
 func TestWireRsocketOutageShort(t *testing.T) {
 	w, dev := rxetest.Wire(t)
 	checkNoLeaks(t, &dev)
-	netemIdle(t, w)
 	c := wireConn(t, w, "conn", &ListenConfig{}, &Dialer{})
 	const sender = 1
 	retries := retransmissions(t)
@@ -248,9 +246,8 @@ func TestWireRsocketOutageShort(t *testing.T) {
 // TestWireRsocketOutageLong: the wire cut both ways for longer than the
 // documented bound, while both sides write and read. Each side's
 // blocked Write and Read fail within keepalive interval +
-// DefaultFailureBound, with a *CompletionError (unix.EIO) whose status
-// is the transport's retry-exceeded (see completionFailed for the one
-// other seen); Close does not wait; nothing is
+// DefaultFailureBound, with ErrPeerSilent (or a *CompletionError, see
+// peerSilent); Close does not wait; nothing is
 // left on the device; and once the wire is back a new connection moves
 // data.
 func TestWireRsocketOutageLong(t *testing.T) {
@@ -258,19 +255,18 @@ func TestWireRsocketOutageLong(t *testing.T) {
 	checkNoLeaks(t, &dev)
 	const ka = time.Second
 	bound := ka + DefaultFailureBound
-	netemIdle(t, w)
 	c := wireConn(t, w, "conn", &ListenConfig{KeepAlive: ka}, &Dialer{KeepAlive: ka})
 	wrote, read := pump(c)
 	w.Sync(t, t.Name()+"/cut")
 	time.Sleep(200 * time.Millisecond)
-	w.Netem(t, "loss 100%")
+	w.Cut(t)
 	start := time.Now()
-	awaitEnd(t, wrote, read, start, bound, completionFailed)
+	awaitEnd(t, wrote, read, start, bound, peerSilent)
 	t.Logf("rxe counters: %s", rxeCounters())
 	// The outage outlasts the bound on both sides before the wire is
 	// back, so that neither learns of the failure from the other.
 	time.Sleep(time.Until(start.Add(bound + faultSlack)))
-	netemIdle(t, w)
+	w.Mend(t)
 	closing := time.Now()
 	if err := c.Close(); err != nil {
 		t.Errorf("close after the failure: %v", err)
@@ -306,7 +302,7 @@ func TestWireRsocketOutageLong(t *testing.T) {
 // flowing) and Write (blocked: the peer grants no credit) end within
 // DefaultFailureBound: the dead process's kernel disconnects, an error
 // matching unix.ECONNRESET, or, if our sends notice first, a
-// *CompletionError. Nothing is left on either guest's device.
+// *CompletionError or ErrPeerSilent. Nothing is left on either guest's device.
 func TestWireRsocketPeerKilled(t *testing.T) {
 	w, dev := rxetest.Wire(t)
 	checkNoLeaks(t, &dev)
@@ -363,7 +359,7 @@ func TestWireRsocketPeerKilled(t *testing.T) {
 	w.Sync(t, t.Name()+"/kill")
 	awaitEnd(t, wrote, read, time.Now(), DefaultFailureBound, func(err error) bool {
 		var ce *CompletionError
-		return errors.Is(err, unix.ECONNRESET) || errors.As(err, &ce)
+		return errors.Is(err, unix.ECONNRESET) || errors.As(err, &ce) || errors.Is(err, ErrPeerSilent)
 	})
 	w.Sync(t, t.Name()+"/done")
 }

@@ -21,7 +21,7 @@ import (
 func TestWireRsocketNetem(t *testing.T) {
 	w, dev := rxetest.Wire(t)
 	checkNoLeaks(t, &dev)
-	const netemSize = 2 << 20
+	const netemSize = 1 << 20
 	w.Netem(t, testenv.WireFaults)
 	c := wireConn(t, w, "conn", &ListenConfig{}, &Dialer{})
 	retries := retransmissions(t)
@@ -44,8 +44,11 @@ func TestWireRsocketNetem(t *testing.T) {
 	n, rerr := io.CopyBuffer(got, c, make([]byte, 64<<10))
 	werr := <-errc
 	took := time.Since(start)
-	t.Logf("read %d bytes in %v (%.2f MB/s each way), %d retransmission rounds here; rxe counters: %s",
-		n, took.Round(time.Millisecond), float64(n)/took.Seconds()/1e6, retransmissions(t)-retries, rxeCounters())
+	c.mu.Lock()
+	longest := c.dog.longest
+	c.mu.Unlock()
+	t.Logf("read %d bytes in %v (%.2f MB/s each way), %d retransmission rounds here, the longest wait for an acknowledgement %v; rxe counters: %s",
+		n, took.Round(time.Millisecond), float64(n)/took.Seconds()/1e6, retransmissions(t)-retries, longest.Round(time.Millisecond), rxeCounters())
 	if rerr != nil || n != netemSize {
 		t.Errorf("read %d bytes of %d: %v", n, netemSize, rerr)
 	}
@@ -62,6 +65,33 @@ func TestWireRsocketNetem(t *testing.T) {
 	peerSent, peerGot := f[0], f[1]
 	if peerSent != hex.EncodeToString(got.Sum(nil)) || peerGot != hex.EncodeToString(sent.Sum(nil)) {
 		t.Fatalf("SHA-256: sent %s, read %s; the peer sent %s, read %s", mine[:64], mine[65:], peerSent, peerGot)
+	}
+
+	// Then, on a new connection with rstream's buffers, side 0 writes
+	// netemLast bytes and closes at once, as a server does when it is
+	// done: Close lingers until the peer has them (seconds on this wire:
+	// a linger time of 1 s lost them), and side 1 reads them all and
+	// then io.EOF, not a reset.
+	const netemLast = 512 << 10
+	c = wireConn(t, w, "last", &ListenConfig{ReadBuffer: 512 << 10, WriteBuffer: 512 << 10}, &Dialer{ReadBuffer: 512 << 10, WriteBuffer: 512 << 10})
+	if w.Side == 0 {
+		if _, err := c.Write(make([]byte, netemLast)); err != nil {
+			t.Fatalf("the last write: %v", err)
+		}
+		start := time.Now()
+		err := c.Close()
+		c.mu.Lock()
+		ferr := c.flow.err
+		c.mu.Unlock()
+		t.Logf("Close after the last write took %v: %v (the connection: %v)", time.Since(start).Round(time.Millisecond), err, ferr)
+		if err != nil || ferr != nil {
+			t.Errorf("Close after the last write: %v (the connection: %v)", err, ferr)
+		}
+	} else {
+		n, err := io.Copy(io.Discard, c)
+		if n != netemLast || err != nil {
+			t.Errorf("read %d bytes of the last %d, then %v; want io.EOF", n, netemLast, err)
+		}
 	}
 	w.Sync(t, t.Name()+"/done")
 }

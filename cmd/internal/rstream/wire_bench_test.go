@@ -77,3 +77,42 @@ func BenchmarkWireRstream(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWireRstreamFaults is BenchmarkWireRstream's 64 KiB transfers
+// (1 MiB each way) under netem on both guests' egress: each fault of
+// testenv.WireFaults alone, then all of them, after the clean wire. The
+// figures are each pair's MB/s, their ratio, and each pair's goodput as
+// a fraction of its own on the clean wire (frac-ours, frac-rdmacore).
+//
+//	go run ./test/vm test -unit=false -scale= -- -test.run '^$' -test.bench BenchmarkWireRstreamFaults/
+func BenchmarkWireRstreamFaults(b *testing.B) {
+	w, dev := rxetest.Wire(b)
+	o, t := cmtest.Binaries(b, "rstream")
+	var cleanO, cleanT float64
+	for _, f := range []struct{ name, netem string }{
+		{"clean", "loss 0%"},
+		{"loss", "loss 1%"},
+		{"reorder", "reorder 5% delay 1ms"},
+		{"duplicate", "duplicate 1%"},
+		{"corrupt", "corrupt 0.1%"},
+		{"all", testenv.WireFaults},
+	} {
+		b.Run("faults="+f.name, func(b *testing.B) {
+			w.Netem(b, f.netem)
+			r := &wireRstream{w: w, dev: dev, size: 64 << 10, count: 16}
+			for range b.N {
+				mo, mt := cmtest.WireABBA(2, o, t, func(s cmtest.Side) float64 { return r.run(b, s) })
+				if f.name == "clean" {
+					cleanO, cleanT = mo, mt
+				}
+				b.ReportMetric(mo, "MBps-ours")
+				b.ReportMetric(mt, "MBps-rdmacore")
+				b.ReportMetric(mo/mt, "ratio-ours/rdmacore")
+				if cleanO > 0 && cleanT > 0 {
+					b.ReportMetric(mo/cleanO, "frac-ours")
+					b.ReportMetric(mt/cleanT, "frac-rdmacore")
+				}
+			}
+		})
+	}
+}
