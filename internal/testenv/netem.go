@@ -41,34 +41,3 @@ func (w *WireEnv) NetemOff(t testing.TB) {
 		Run(t, tc, "qdisc", "del", "dev", WireDev, "root")
 	}
 }
-
-// Cut drops every frame that reaches this guest on the wire, at its
-// ingress (a matchall filter with a drop action), until Mend or the
-// test's end: the two halves calling it at once cut the wire both ways,
-// as a pulled cable would. The senders' frames still leave them, so
-// rxe's transmit path runs as on a live wire; an egress netem "loss
-// 100%" instead drops them inside rxe's own send, where 6.12's rxe was
-// seen corrupting its slab (a double fault in an skb allocation, twice,
-// both during a long outage). The test/vm guests load sch_ingress,
-// cls_matchall and act_gact.
-func (w *WireEnv) Cut(t testing.TB) {
-	t.Helper()
-	tc := Oracle(t, "tc")
-	Run(t, tc, "qdisc", "add", "dev", WireDev, "handle", "ffff:", "ingress")
-	t.Cleanup(func() { w.Mend(t) })
-	Run(t, tc, "filter", "add", "dev", WireDev, "parent", "ffff:", "matchall", "action", "drop")
-}
-
-// Mend lets frames reach this guest again after Cut.
-func (w *WireEnv) Mend(t testing.TB) {
-	t.Helper()
-	tc := Oracle(t, "tc")
-	out, err := exec.Command(tc, "qdisc", "show", "dev", WireDev, "ingress").CombinedOutput()
-	if err != nil {
-		t.Errorf("tc qdisc show dev %s ingress: %v\n%s", WireDev, err, out)
-		return
-	}
-	if strings.Contains(string(out), "ingress") {
-		Run(t, tc, "qdisc", "del", "dev", WireDev, "handle", "ffff:", "ingress")
-	}
-}

@@ -36,11 +36,6 @@ var guestModules = []guestModule{
 	{"dummy", false},
 	// netem, for the fault injection of wire tests (tc qdisc ... netem).
 	{"sch_netem", false},
-	// An ingress drop filter, for the wire tests' outages (tc filter ...
-	// matchall action drop).
-	{"sch_ingress", false},
-	{"cls_matchall", false},
-	{"act_gact", false},
 }
 
 // moduleLoad is one insmod line of modprobe --show-depends.
