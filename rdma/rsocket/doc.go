@@ -46,7 +46,9 @@
 // connection request carries). By default the bound is twice the
 // transport's own budget, 2 × (retries + 1) × ACK timeout: with 537 ms
 // and 7 retries, DefaultFailureBound (about 8.6s) from the last
-// acknowledgement, and an outage shorter than about 3s is survived. A
+// acknowledgement. On rxe, whose 7 retries never end, an outage shorter
+// than that, less an ACK timeout, is survived; where the transport
+// counts 7 retries, one shorter than its budget, half the bound. A
 // connection with nothing in flight, a Read that waits for data for
 // instance, sends its next keepalive probe within KeepAlive (15s), so
 // it fails within KeepAlive plus its bound. A killed peer is quicker:

@@ -103,8 +103,7 @@ func (c *conn) ctrlAvail() bool { return c.flow.ctrlSeqNo != c.flow.ctrlMax }
 
 // allSendsDone is rs_conn_all_sends_done.
 func (c *conn) allSendsDone() bool {
-	f := &c.flow
-	return int(f.ctrlMax-f.ctrlSeqNo)+f.sqeAvail == c.res.sqSize || !f.connected
+	return c.sendsInFlight() == 0 || !c.flow.connected
 }
 
 // fail records why the connection broke (the first reason stays),
