@@ -148,30 +148,35 @@ func checkKernelFiles(k kernel, modulesDir string) error {
 	return nil
 }
 
-// selectRaceKernels picks the kernels of -race among those of the session:
-// "all" is every one, "none" none, "newest" the newest release, else a
-// comma list as for -kernels.
-func selectRaceKernels(spec string, session []kernel) ([]kernel, error) {
+// selectSessionKernels picks the kernels of a flag such as -race among
+// those of the session: "all" is every one, "none" none, "newest" and
+// "oldest" the newest and oldest release, else a comma list as for
+// -kernels. flag names the flag in errors.
+func selectSessionKernels(flag, spec string, session []kernel) ([]kernel, error) {
 	switch strings.TrimSpace(spec) {
 	case "none":
 		return nil, nil
 	case "all":
 		return session, nil
-	case "newest":
+	case "newest", "oldest":
 		if len(session) == 0 {
 			return nil, nil
 		}
-		newest := session[0]
+		sign := 1
+		if strings.TrimSpace(spec) == "oldest" {
+			sign = -1
+		}
+		pick := session[0]
 		for _, k := range session[1:] {
-			if compareReleases(k.Release, newest.Release) > 0 {
-				newest = k
+			if sign*compareReleases(k.Release, pick.Release) > 0 {
+				pick = k
 			}
 		}
-		return []kernel{newest}, nil
+		return []kernel{pick}, nil
 	}
 	ks, err := selectKernels(spec, session)
 	if err != nil {
-		return nil, fmt.Errorf("-race: %w", err)
+		return nil, fmt.Errorf("-%s: %w", flag, err)
 	}
 	return ks, nil
 }

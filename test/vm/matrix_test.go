@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestSelectRaceKernels(t *testing.T) {
+func TestSelectSessionKernels(t *testing.T) {
 	session := []kernel{{Release: "6.1.0-57-amd64"}, {Release: "6.12.117+deb12-amd64"}}
 	names := func(ks []kernel) []string {
 		var n []string
@@ -26,19 +26,20 @@ func TestSelectRaceKernels(t *testing.T) {
 		"none":   nil,
 		"6.12":   {"6.12.117+deb12-amd64"},
 		"newest": {"6.12.117+deb12-amd64"},
+		"oldest": {"6.1.0-57-amd64"},
 	} {
-		got, err := selectRaceKernels(spec, session)
+		got, err := selectSessionKernels("race", spec, session)
 		if err != nil {
-			t.Errorf("selectRaceKernels(%q): %v", spec, err)
+			t.Errorf("selectSessionKernels(%q): %v", spec, err)
 			continue
 		}
 		if diff := cmp.Diff(want, names(got)); diff != "" {
-			t.Errorf("selectRaceKernels(%q) (-want +got):\n%s", spec, diff)
+			t.Errorf("selectSessionKernels(%q) (-want +got):\n%s", spec, diff)
 		}
 	}
-	// A race kernel must be one the session boots.
-	if _, err := selectRaceKernels("6.13", session); err == nil || !strings.Contains(err.Error(), "-race") {
-		t.Errorf("selectRaceKernels(6.13) = %v, want an error naming -race", err)
+	// A kernel named must be one the session boots; the error names the flag.
+	if _, err := selectSessionKernels("wire-self", "6.13", session); err == nil || !strings.Contains(err.Error(), "-wire-self") {
+		t.Errorf("selectSessionKernels(6.13) = %v, want an error naming -wire-self", err)
 	}
 }
 

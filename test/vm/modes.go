@@ -208,7 +208,11 @@ func (s *session) test(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(s.stderr, "vm: built %d test binaries in %s\n", len(bins), seconds(time.Since(start)))
-	raceKernels, err := selectRaceKernels(s.opts.race, s.kernels)
+	raceKernels, err := selectSessionKernels("race", s.opts.race, s.kernels)
+	if err != nil {
+		return err
+	}
+	selfKernels, err := selectSessionKernels("wire-self", s.opts.wireSelf, s.kernels)
 	if err != nil {
 		return err
 	}
@@ -265,7 +269,7 @@ func (s *session) test(ctx context.Context) error {
 	// The pairs come last: their two guests take two CPUs at once.
 	if s.opts.wire && len(list.wireBinaries()) > 0 {
 		start := time.Now()
-		pairs := wirePairs(s.kernels)
+		pairs := wirePairs(s.kernels, selfKernels)
 		reps, err := s.runPairs(ctx, pairs, func(k kernel, w *wireEnd, outDir string) string {
 			return pairPayload(k, outDir, w, bins, list, s.opts.args)
 		}, list)

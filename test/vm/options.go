@@ -32,6 +32,8 @@ type options struct {
 	race     string        // test mode: "all", "none" or a comma list of kernels whose race run to make
 	parallel int           // guests booted at once
 	wire     bool          // test mode: run the selected wire tests in pairs of guests
+	wireSelf string        // test mode: the kernels paired with themselves, as race
+	append   string        // more arguments for the guest kernel's command line
 	args     []string      // after "--": the command (run) or test binary flags (test)
 }
 
@@ -65,7 +67,9 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	fs.BoolVar(&o.unit, "unit", true, "test mode: run go test ./... on the host before the VM runs")
 	fs.StringVar(&o.scale, "scale", defaultScale, "test mode: N:REGEX runs the tests matching REGEX once more per kernel with N devices (empty: no such run)")
 	fs.StringVar(&o.race, "race", "newest", "test mode: the kernels (comma list as for -kernels, newest, all or none) on which the integration-test binaries, built with -race, run once more with the first device count")
-	fs.BoolVar(&o.wire, "wire", true, "test mode: run the selected wire tests and benchmarks (TestWire*, BenchmarkWire*) in pairs of guests joined by a wire, after the single-guest runs: each two kernels in both orders, and the newest with itself")
+	fs.BoolVar(&o.wire, "wire", true, "test mode: run the selected wire tests and benchmarks (TestWire*, BenchmarkWire*) in pairs of guests joined by a wire, after the single-guest runs: each two kernels in both orders, and those of -wire-self each with itself")
+	fs.StringVar(&o.wireSelf, "wire-self", "oldest", "test mode: the kernels (comma list as for -kernels, oldest, newest, all or none) that also meet themselves on the wire; oldest by default, since 6.12's rxe can corrupt its slab when both ends run it (docs/testing.md)")
+	fs.StringVar(&o.append, "append", "", "more arguments for each guest kernel's command line (e.g. slub_debug=FZPU to chase a kernel crash)")
 	fs.IntVar(&o.parallel, "parallel", defaultParallel(), "guests booted at once (each has -smp vCPUs; default: the host's CPUs divided by -smp)")
 
 	printUsage := func() {
@@ -139,6 +143,9 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	}
 	if strings.TrimSpace(o.race) == "" {
 		return nil, errors.New("-race is empty: give a comma list of kernels, all or none")
+	}
+	if strings.TrimSpace(o.wireSelf) == "" {
+		return nil, errors.New("-wire-self is empty: give a comma list of kernels, oldest, newest, all or none")
 	}
 	if _, _, _, err := parseScale(o.scale); err != nil {
 		return nil, err

@@ -88,6 +88,7 @@ func TestParseOptionsErrors(t *testing.T) {
 		{[]string{"-timeout", "0s", "run", "--", "true"}, "-timeout must be positive"},
 		{[]string{"-mem", "64", "run", "--", "true"}, "-mem must be at least"},
 		{[]string{"-kernels", " ", "run", "--", "true"}, "-kernels is empty"},
+		{[]string{"-wire-self", "", "test"}, "-wire-self is empty"},
 		{[]string{"-nosuchflag", "run"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
@@ -104,7 +105,7 @@ func TestParseOptionsHelp(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("parseOptions(-h) = %v, want flag.ErrHelp", err)
 	}
-	for _, want := range []string{"go run ./test/vm", "-devices", "-kernels", "-timeout"} {
+	for _, want := range []string{"go run ./test/vm", "-devices", "-kernels", "-timeout", "-wire-self", "-append"} {
 		if !strings.Contains(usage.String(), want) {
 			t.Errorf("usage does not mention %q:\n%s", want, usage.String())
 		}
@@ -145,5 +146,24 @@ func TestParseDeviceCounts(t *testing.T) {
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("parseDeviceCounts(%q) (-want +got):\n%s", tt.in, diff)
 		}
+	}
+}
+
+// TestParseOptionsWireSelf: by default only the oldest kernel meets itself
+// on the wire (docs/testing.md says why); -wire-self and -append are kept.
+func TestParseOptionsWireSelf(t *testing.T) {
+	o, err := parseOptions([]string{"test"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.wireSelf != "oldest" || o.append != "" {
+		t.Errorf("defaults: -wire-self %q -append %q, want oldest and none", o.wireSelf, o.append)
+	}
+	o, err = parseOptions([]string{"-wire-self", "all", "-append", "slub_debug=FZPU", "test"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.wireSelf != "all" || o.append != "slub_debug=FZPU" {
+		t.Errorf("-wire-self %q -append %q, want all and slub_debug=FZPU", o.wireSelf, o.append)
 	}
 }

@@ -34,6 +34,7 @@ type vmRun struct {
 	SMP     int
 	Timeout time.Duration
 	Verbose bool
+	Append  string    // more kernel command-line arguments
 	Out     io.Writer // guest output
 	// ExitGrace is how long the guest may take to power off after the
 	// payload's status came; zero means 15 s.
@@ -117,6 +118,9 @@ func (r *vmRun) cmdline() string {
 	}
 	if r.Wire != nil {
 		c += fmt.Sprintf(" rdmastack.wire=%d", r.Wire.host())
+	}
+	if a := strings.TrimSpace(r.Append); a != "" {
+		c += " " + a
 	}
 	return c
 }

@@ -93,17 +93,16 @@ func (w *wireEnd) env() string {
 }
 
 // wirePairs are the kernel orders of the pairs, side a first: every two
-// kernels of the session in both orders, then the newest with itself.
-func wirePairs(kernels []kernel) [][2]kernel {
+// kernels of the session in both orders, then each of self with itself.
+func wirePairs(kernels, self []kernel) [][2]kernel {
 	var ps [][2]kernel
 	for i, a := range kernels {
 		for _, b := range kernels[i+1:] {
 			ps = append(ps, [2]kernel{a, b}, [2]kernel{b, a})
 		}
 	}
-	if len(kernels) > 0 {
-		newest := slices.MaxFunc(kernels, func(a, b kernel) int { return compareReleases(a.Release, b.Release) })
-		ps = append(ps, [2]kernel{newest, newest})
+	for _, k := range self {
+		ps = append(ps, [2]kernel{k, k})
 	}
 	return ps
 }

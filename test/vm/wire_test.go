@@ -39,15 +39,16 @@ func TestPairOrders(t *testing.T) {
 		return n
 	}
 	for _, tc := range []struct {
-		ks   []kernel
-		want []string
+		ks, self []kernel
+		want     []string
 	}{
-		{[]kernel{k61, k612}, []string{k61.Release + "~" + k612.Release, k612.Release + "~" + k61.Release, k612.Release + "~" + k612.Release}},
-		{[]kernel{k612, k61}, []string{k612.Release + "~" + k61.Release, k61.Release + "~" + k612.Release, k612.Release + "~" + k612.Release}},
-		{[]kernel{k61}, []string{k61.Release + "~" + k61.Release}},
-		{nil, nil},
+		{[]kernel{k61, k612}, []kernel{k61}, []string{k61.Release + "~" + k612.Release, k612.Release + "~" + k61.Release, k61.Release + "~" + k61.Release}},
+		{[]kernel{k612, k61}, []kernel{k612}, []string{k612.Release + "~" + k61.Release, k61.Release + "~" + k612.Release, k612.Release + "~" + k612.Release}},
+		{[]kernel{k61, k612}, nil, []string{k61.Release + "~" + k612.Release, k612.Release + "~" + k61.Release}},
+		{[]kernel{k61}, []kernel{k61}, []string{k61.Release + "~" + k61.Release}},
+		{nil, nil, nil},
 	} {
-		if diff := cmp.Diff(tc.want, names(wirePairs(tc.ks))); diff != "" {
+		if diff := cmp.Diff(tc.want, names(wirePairs(tc.ks, tc.self))); diff != "" {
 			t.Errorf("wirePairs(%v) (-want +got):\n%s", tc.ks, diff)
 		}
 	}
@@ -81,6 +82,11 @@ func TestPairQEMU(t *testing.T) {
 	r.Wire = nil
 	if args := strings.Join(r.qemuArgs(), " "); !strings.Contains(args, "-nic none") || strings.Contains(args, "netdev") {
 		t.Errorf("a single guest has a NIC: %s", args)
+	}
+	// -append ends the command line.
+	r.Append = " slub_debug=FZPU "
+	if c := r.cmdline(); !strings.HasSuffix(c, " rdmastack.run="+r.ID+" slub_debug=FZPU") {
+		t.Errorf("cmdline with -append: %q", c)
 	}
 }
 

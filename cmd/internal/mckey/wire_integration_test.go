@@ -71,9 +71,9 @@ func TestWireMckeyJoin(t *testing.T) {
 // rdma-core's pair fails as ours do. Seen: in 6.12↔6.12 rdma-core's
 // receiver from our sender; in 6.1↔6.12 (a 6.1 receiver, a 6.12 sender)
 // rdma-core's sender to ours and to rdma-core's own receiver, while
-// ours reached both (each pair delivered in most runs). test/vm's
-// pairs all have 6.12 on a side, so there delivery is logged, not
-// required; a 6.1↔6.1 pair would require it. A receiver that got
+// ours reached both (each pair delivered in most runs). In test/vm's
+// cross pairs delivery is therefore logged, not required; its 6.1↔6.1
+// pair requires it. A receiver that got
 // nothing must still be waiting, joined, when it is killed, and fail
 // in no other way. Every pair's join, leave and CM events are
 // TestWireMckeyJoin's, which must always pass.

@@ -21,7 +21,7 @@ import (
 //
 //   - msgrate: ib_send_bw -s 64 -n 2000, the client's Mpps;
 //   - send-lat: ib_send_lat -n 200 (busy polling: perftest's own -e
-//     hangs on 6.12's rxe, and every pair has a 6.12 guest), the client's
+//     hangs on 6.12's rxe, and both cross pairs have a 6.12 guest), the client's
 //     t_typical µs.
 //
 // Each loop of b.N runs all the rounds. Send bandwidth (ib_send_bw -s
