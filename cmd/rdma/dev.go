@@ -18,23 +18,12 @@ const devUsage = `Usage: rdma dev show [DEV]
 
 // cmdDev is "rdma dev ...".
 func cmdDev(stdout io.Writer, o options, args []string) error {
-	if len(args) == 0 {
-		return devShow(stdout, o, nil)
-	}
-	switch {
-	case matches(args[0], "add"):
-		return devAdd(stdout, o, args[1:])
-	case matches(args[0], "delete"):
-		return devDelete(o, args[1:])
-	case matches(args[0], "show"), matches(args[0], "list"):
-		return devShow(stdout, o, args[1:])
-	case matches(args[0], "set"):
-		return devSet(stdout, o, args[1:])
-	case matches(args[0], "help"):
-		_, err := io.WriteString(stdout, devUsage)
-		return err
-	}
-	return fmt.Errorf("Unknown dev command '%s'.", args[0])
+	return dispatch(stdout, o, args, "dev command", devShow,
+		command{"add", devAdd},
+		command{"delete", func(_ io.Writer, o options, args []string) error { return devDelete(o, args) }},
+		command{"show", devShow}, command{"list", devShow},
+		command{"set", devSet},
+		help(devUsage))
 }
 
 // devShow prints every device, or the one named by args[0]. The session's

@@ -14,21 +14,11 @@ Usage: rdma link delete NAME
 
 // cmdLink is "rdma link ...".
 func cmdLink(stdout io.Writer, o options, args []string) error {
-	if len(args) == 0 {
-		return linkShow(stdout, o, nil)
-	}
-	switch {
-	case matches(args[0], "add"):
-		return linkAdd(o, args[1:])
-	case matches(args[0], "delete"):
-		return linkDelete(o, args[1:])
-	case matches(args[0], "show"), matches(args[0], "list"):
-		return linkShow(stdout, o, args[1:])
-	case matches(args[0], "help"):
-		_, err := io.WriteString(stdout, linkUsage)
-		return err
-	}
-	return fmt.Errorf("Unknown link command '%s'.", args[0])
+	return dispatch(stdout, o, args, "link command", linkShow,
+		command{"add", func(_ io.Writer, o options, args []string) error { return linkAdd(o, args) }},
+		command{"delete", func(_ io.Writer, o options, args []string) error { return linkDelete(o, args) }},
+		command{"show", linkShow}, command{"list", linkShow},
+		help(linkUsage))
 }
 
 // linkShow prints every port of every device, or those DEV/PORT selects.

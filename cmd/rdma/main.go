@@ -56,26 +56,12 @@ func run(stdout io.Writer, args []string) error {
 	return runCommand(stdout, o, words)
 }
 
-// objects in iproute2's order: a prefix selects the first object it
+// runCommand dispatches one command line (after the options) to its
+// object, in iproute2's order: a prefix selects the first object it
 // matches ("s" is system, "st" statistic).
-var objects = []struct {
-	name string
-	run  func(io.Writer, options, []string) error
-}{
-	{"dev", cmdDev}, {"link", cmdLink}, {"resource", cmdResource},
-	{"system", cmdSystem}, {"statistic", cmdStat}, {"monitor", cmdMonitor},
-}
-
-// runCommand dispatches one command line (after the options).
 func runCommand(stdout io.Writer, o options, words []string) error {
-	if len(words) == 0 || matches(words[0], "help") {
-		_, err := io.WriteString(stdout, usage)
-		return err
-	}
-	for _, obj := range objects {
-		if matches(words[0], obj.name) {
-			return obj.run(stdout, o, words[1:])
-		}
-	}
-	return fmt.Errorf("Unknown object '%s'.", words[0])
+	return dispatch(stdout, o, words, "object", printUsage(usage),
+		help(usage),
+		command{"dev", cmdDev}, command{"link", cmdLink}, command{"resource", cmdResource},
+		command{"system", cmdSystem}, command{"statistic", cmdStat}, command{"monitor", cmdMonitor})
 }

@@ -17,16 +17,11 @@ const monitorUsage = `Usage: rdma monitor
 
 // cmdMonitor is "rdma monitor": it prints events until interrupted.
 func cmdMonitor(stdout io.Writer, o options, args []string) error {
-	if len(args) > 0 {
-		if matches(args[0], "help") {
-			_, err := io.WriteString(stdout, monitorUsage)
-			return err
-		}
-		return fmt.Errorf("Unknown monitor command '%s'.", args[0])
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return monitor(ctx, stdout, o, nil)
+	return dispatch(stdout, o, args, "monitor command", func(stdout io.Writer, o options, _ []string) error {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return monitor(ctx, stdout, o, nil)
+	}, help(monitorUsage))
 }
 
 // monitor prints events as they come until ctx ends. ready, when set, is

@@ -33,21 +33,9 @@ const resUsage = `Usage: rdma resource
 
 // cmdResource is "rdma resource ...".
 func cmdResource(stdout io.Writer, o options, args []string) error {
-	if len(args) == 0 {
-		return resShow(stdout, o, nil)
-	}
-	switch {
-	case matches(args[0], "show"):
-		return resShow(stdout, o, args[1:])
-	case matches(args[0], "set"):
-		return resSet(stdout, o, args[1:])
-	case matches(args[0], "list"):
-		return resShow(stdout, o, args[1:])
-	case matches(args[0], "help"):
-		_, err := io.WriteString(stdout, resUsage)
-		return err
-	}
-	return fmt.Errorf("Unknown resource command '%s'.", args[0])
+	return dispatch(stdout, o, args, "resource command", resShow,
+		command{"show", resShow}, command{"set", resSet}, command{"list", resShow},
+		help(resUsage))
 }
 
 // resObject is one "rdma resource show OBJECT" (iproute2's RES_FUNC),

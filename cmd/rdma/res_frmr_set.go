@@ -15,14 +15,8 @@ Usage: rdma set frmr_pools dev DEV pinned POOL_KEY PINNED_VALUE
 
 // resSet is "rdma resource set ...".
 func resSet(stdout io.Writer, o options, args []string) error {
-	if len(args) == 0 {
-		_, err := io.WriteString(stdout, resUsage)
-		return err
-	}
-	if matches(args[0], "frmr_pools") {
-		return frmrSet(stdout, o, args[1:])
-	}
-	return fmt.Errorf("Unknown resource set command '%s'.", args[0])
+	return dispatch(stdout, o, args, "resource set command", printUsage(resUsage),
+		command{"frmr_pools", frmrSet})
 }
 
 // frmrSet is "rdma resource set frmr_pools dev DEV aging N | pinned KEY N".

@@ -44,27 +44,12 @@ func openStat(stdout io.Writer, o options) (*statSession, error) {
 
 // cmdStat is "rdma statistic ...".
 func cmdStat(stdout io.Writer, o options, args []string) error {
-	if len(args) == 0 {
-		return statShow(stdout, o, nil)
-	}
-	switch a, rest := args[0], args[1:]; {
-	case matches(a, "show"), matches(a, "list"):
-		return statShow(stdout, o, rest)
-	case matches(a, "help"):
-		_, err := io.WriteString(stdout, statUsage)
-		return err
-	case matches(a, "qp"):
-		return statQP(stdout, o, rest)
-	case matches(a, "mr"):
-		return statMR(stdout, o, rest)
-	case matches(a, "mode"):
-		return statMode(stdout, o, rest)
-	case matches(a, "set"):
-		return statSetOptional(stdout, o, rest, true)
-	case matches(a, "unset"):
-		return statSetOptional(stdout, o, rest, false)
-	}
-	return fmt.Errorf("Unknown statistic command '%s'.", args[0])
+	return dispatch(stdout, o, args, "statistic command", statShow,
+		command{"show", statShow}, command{"list", statShow},
+		help(statUsage),
+		command{"qp", statQP}, command{"mr", statMR}, command{"mode", statMode},
+		command{"set", func(stdout io.Writer, o options, args []string) error { return statSetOptional(stdout, o, args, true) }},
+		command{"unset", func(stdout io.Writer, o options, args []string) error { return statSetOptional(stdout, o, args, false) }})
 }
 
 // statShow is "statistic show [link [DEV[/PORT]] | mr ...]".

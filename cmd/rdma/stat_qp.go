@@ -17,25 +17,12 @@ var statQPFilters = []filterDef{{"cntn", true, false}, {"lqpn", true, false}, {"
 
 // statQP is "statistic qp ...".
 func statQP(stdout io.Writer, o options, args []string) error {
-	if len(args) == 0 {
-		return statQPShow(stdout, o, nil)
-	}
-	switch a, rest := args[0], args[1:]; {
-	case matches(a, "show"), matches(a, "list"):
-		return statQPShow(stdout, o, rest)
-	case matches(a, "mode"):
-		return statQPMode(stdout, o, rest)
-	case matches(a, "set"):
-		return statQPSet(stdout, o, rest)
-	case matches(a, "bind"):
-		return statQPBind(stdout, o, rest, true)
-	case matches(a, "unbind"):
-		return statQPBind(stdout, o, rest, false)
-	case matches(a, "help"):
-		_, err := io.WriteString(stdout, statUsage)
-		return err
-	}
-	return fmt.Errorf("Unknown parameter '%s'.", args[0])
+	return dispatch(stdout, o, args, "parameter", statQPShow,
+		command{"show", statQPShow}, command{"list", statQPShow},
+		command{"mode", statQPMode}, command{"set", statQPSet},
+		command{"bind", func(stdout io.Writer, o options, args []string) error { return statQPBind(stdout, o, args, true) }},
+		command{"unbind", func(stdout io.Writer, o options, args []string) error { return statQPBind(stdout, o, args, false) }},
+		help(statUsage))
 }
 
 // statLinkArgs strips the optional "link" keyword in front of DEV/PORT;

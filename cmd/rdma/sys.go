@@ -18,19 +18,10 @@ const sysSetUsage = `Usage: rdma system set [PARAM] value
 
 // cmdSystem is "rdma system ...".
 func cmdSystem(stdout io.Writer, o options, args []string) error {
-	if len(args) == 0 {
-		return sysShow(stdout, o, nil)
-	}
-	switch {
-	case matches(args[0], "show"):
-		return sysShow(stdout, o, args[1:])
-	case matches(args[0], "set"):
-		return sysSet(stdout, args[1:])
-	case matches(args[0], "help"):
-		_, err := io.WriteString(stdout, sysUsage)
-		return err
-	}
-	return fmt.Errorf("Unknown system command '%s'.", args[0])
+	return dispatch(stdout, o, args, "system command", sysShow,
+		command{"show", sysShow},
+		command{"set", func(stdout io.Writer, _ options, args []string) error { return sysSet(stdout, args) }},
+		help(sysUsage))
 }
 
 // sysShow prints the settings on one line, as iproute2 does — in text even
