@@ -77,27 +77,22 @@ func (m *cmChannel) close() error {
 		m.id.Disconnect()
 		m.id.Close()
 	}
-	for _, c := range []interface{ Close() error }{m.scq, m.rcq, m.mr, m.pd} {
-		if c != nil && !isNilCloser(c) {
-			c.Close()
-		}
+	if m.scq != nil {
+		m.scq.Close()
+	}
+	if m.rcq != nil {
+		m.rcq.Close()
+	}
+	if m.mr != nil {
+		m.mr.Close()
+	}
+	if m.pd != nil {
+		m.pd.Close()
 	}
 	if m.buf != nil {
 		m.buf.Close()
 	}
 	return nil
-}
-
-func isNilCloser(c interface{ Close() error }) bool {
-	switch v := c.(type) {
-	case *uverbs.CQ:
-		return v == nil
-	case *membuf.MR:
-		return v == nil
-	case *uverbs.PD:
-		return v == nil
-	}
-	return false
 }
 
 // setUp creates the control QP on id's device (one send, one receive)

@@ -83,10 +83,20 @@ func (p *pp) close() {
 			qp.Close()
 		}
 	}
-	for _, c := range []interface{ Close() error }{p.srq, p.cq, p.mr, p.pd, p.ch} {
-		if c != nil && !isNil(c) {
-			c.Close()
-		}
+	if p.srq != nil {
+		p.srq.Close()
+	}
+	if p.cq != nil {
+		p.cq.Close()
+	}
+	if p.mr != nil {
+		p.mr.Close()
+	}
+	if p.pd != nil {
+		p.pd.Close()
+	}
+	if p.ch != nil {
+		p.ch.Close()
 	}
 	if p.buf != nil {
 		p.buf.Close()
@@ -94,22 +104,6 @@ func (p *pp) close() {
 	if p.ctx != nil {
 		p.ctx.Close()
 	}
-}
-
-func isNil(c interface{ Close() error }) bool {
-	switch v := c.(type) {
-	case *uverbs.SRQ:
-		return v == nil
-	case *uverbs.CQ:
-		return v == nil
-	case *membuf.MR:
-		return v == nil
-	case *uverbs.PD:
-		return v == nil
-	case *uverbs.CompChannel:
-		return v == nil
-	}
-	return false
 }
 
 // idleTimeout ends a run in which no completion comes for that long: a
