@@ -110,8 +110,9 @@ func (t *tally) bad() int { return t.Failed + t.Skipped }
 type runReport struct {
 	Name   string // "kernel K, N devices"
 	Result vmResult
-	Err    error // the guest did not finish: boot failure, timeout
-	Tally  tally // test mode only
+	Err    error  // the guest did not finish: boot failure, timeout
+	Tally  tally  // test mode only
+	Note   string // what the summary says besides, e.g. a second boot
 }
 
 // printRunSummary prints one line per run and its problems; test reports
@@ -128,6 +129,9 @@ func printRunSummary(w io.Writer, reports []runReport, test bool) {
 				r.Name, r.Tally.Passed, r.Tally.Failed, r.Tally.Skipped, r.Tally.Races, timing)
 		default:
 			fmt.Fprintf(w, "vm:   %s: exit status %d (%s)\n", r.Name, r.Result.Status, timing)
+		}
+		if r.Note != "" {
+			fmt.Fprintf(w, "vm:     (%s)\n", r.Note)
 		}
 		if test {
 			for _, p := range r.Tally.Problems {

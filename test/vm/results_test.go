@@ -89,7 +89,7 @@ VM-TEST-EXIT rsock 1
 
 func TestPrintRunSummary(t *testing.T) {
 	reports := []runReport{
-		{Name: "kernel a, 2 devices", Tally: tally{Passed: 3}},
+		{Name: "kernel a, 2 devices", Tally: tally{Passed: 3}, Note: "booted twice: the kernel of x panicked the first time"},
 		{Name: "kernel b, 2 devices", Err: errString("timed out after 20s"), Tally: tally{Passed: 1, Problems: []string{"x: FAIL TestY"}}},
 	}
 	var b strings.Builder
@@ -98,6 +98,7 @@ func TestPrintRunSummary(t *testing.T) {
 		"kernel a, 2 devices: 3 passed, 0 failed, 0 skipped",
 		"kernel b, 2 devices: FAILED: timed out after 20s",
 		"x: FAIL TestY",
+		"(booted twice: the kernel of x panicked the first time)",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())

@@ -279,3 +279,17 @@ func TestInitScriptWire(t *testing.T) {
 		`[ "$devices" = 1 ] || fail`,
 	)
 }
+
+// TestKernelPanicked: the panic line of a guest's console (an oops is
+// one: panic_on_oops) is what makes a wire pair boot once more.
+func TestKernelPanicked(t *testing.T) {
+	for out, want := range map[string]bool{
+		"[  128.749846] Kernel panic - not syncing: Fatal exception in interrupt\n": true,
+		"--- FAIL: TestWireX (1.00s)\nVM-TEST-EXIT x 1\n":                           false,
+		"": false,
+	} {
+		if got := kernelPanicked([]byte(out)); got != want {
+			t.Errorf("kernelPanicked(%q) = %v, want %v", out, got, want)
+		}
+	}
+}
