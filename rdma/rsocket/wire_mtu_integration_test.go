@@ -29,10 +29,10 @@ import (
 // completion error at once where the smaller side runs 6.12, the Conn's
 // deadline where it runs 6.1: there neither side's retries ever run
 // out, seen in every run so far, not yet explained), and nothing is left behind.
-// The other direction is not asserted: the smaller guest's virtio-net
-// takes frames longer than its MTU, so the larger side's data arrives
-// in some runs (CI saw it) and not in others (when the smaller side's
-// credit updates queue behind its stuck writes). rdma-core's rsockets
+// The other direction is not asserted: a NIC may take frames longer
+// than its MTU (QEMU's virtio-net does; test/vm -wire-nic), so the larger
+// side's data arrived in some runs and not in others (when the smaller
+// side's credit updates queue behind its stuck writes). rdma-core's rsockets
 // share the kernel's CM and fail alike (ibv_rc_pingpong -m 4096,
 // TestWireMTU, shows the same failure for ours and rdma-core's).
 func TestWireRsocketMTU(t *testing.T) {

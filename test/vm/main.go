@@ -35,7 +35,7 @@
 //	RDMASTACK_OUT=<dir>         writable; it is WORK/out/<release>-<N> on the host
 //
 // Wire tests (TestWire*, see internal/testenv.Wire) do not run there: test
-// mode runs them last, in pairs of guests joined by a wire (a virtio NIC on
+// mode runs them last, in pairs of guests joined by a wire (an e1000 NIC on
 // a host UDP socket each, sending to the other's), every two kernels in
 // both orders and the oldest with itself (-wire-self). A wire guest has
 // one device, rxe0 on eth0, with the address 10.88.0.1/24 (side a) or

@@ -26,6 +26,8 @@ var guestModules = []guestModule{
 	{"crc32_generic", false},
 	{"virtio_pci", true},
 	{"virtio_net", false},
+	// e1000, the wire's NIC by default (test/vm -wire-nic).
+	{"e1000", false},
 	{"9pnet_virtio", true},
 	{"9p", true},
 	{"rdma_rxe", true},

@@ -33,6 +33,7 @@ type options struct {
 	parallel int           // guests booted at once
 	wire     bool          // test mode: run the selected wire tests in pairs of guests
 	wireSelf string        // test mode: the kernels paired with themselves, as race
+	wireNIC  string        // test mode: QEMU's NIC model on the wire
 	append   string        // more arguments for the guest kernel's command line
 	args     []string      // after "--": the command (run) or test binary flags (test)
 }
@@ -69,6 +70,7 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	fs.StringVar(&o.race, "race", "newest", "test mode: the kernels (comma list as for -kernels, newest, all or none) on which the integration-test binaries, built with -race, run once more with the first device count")
 	fs.BoolVar(&o.wire, "wire", true, "test mode: run the selected wire tests and benchmarks (TestWire*, BenchmarkWire*) in pairs of guests joined by a wire, after the single-guest runs: each two kernels in both orders, and those of -wire-self each with itself")
 	fs.StringVar(&o.wireSelf, "wire-self", "oldest", "test mode: the kernels (comma list as for -kernels, oldest, newest, all or none) that also meet themselves on the wire; oldest by default, since 6.12's rxe can corrupt its slab when both ends run it (docs/testing.md)")
+	fs.StringVar(&o.wireNIC, "wire-nic", "e1000", "test mode: QEMU's device model of a wire guest's NIC (e1000 or virtio-net-pci); not virtio by default, since 6.12 guests crashed with it on the wire (docs/testing.md)")
 	fs.StringVar(&o.append, "append", "", "more arguments for each guest kernel's command line (e.g. slub_debug=FZPU to chase a kernel crash)")
 	fs.IntVar(&o.parallel, "parallel", defaultParallel(), "guests booted at once (each has -smp vCPUs; default: the host's CPUs divided by -smp)")
 
@@ -143,6 +145,9 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	}
 	if strings.TrimSpace(o.race) == "" {
 		return nil, errors.New("-race is empty: give a comma list of kernels, all or none")
+	}
+	if o.wireNIC != "e1000" && o.wireNIC != "virtio-net-pci" {
+		return nil, fmt.Errorf("-wire-nic %q: want e1000 or virtio-net-pci (the guests load those drivers)", o.wireNIC)
 	}
 	if strings.TrimSpace(o.wireSelf) == "" {
 		return nil, errors.New("-wire-self is empty: give a comma list of kernels, oldest, newest, all or none")

@@ -89,6 +89,7 @@ func TestParseOptionsErrors(t *testing.T) {
 		{[]string{"-mem", "64", "run", "--", "true"}, "-mem must be at least"},
 		{[]string{"-kernels", " ", "run", "--", "true"}, "-kernels is empty"},
 		{[]string{"-wire-self", "", "test"}, "-wire-self is empty"},
+		{[]string{"-wire-nic", "rtl8139", "test"}, "want e1000 or virtio-net-pci"},
 		{[]string{"-nosuchflag", "run"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
@@ -105,7 +106,7 @@ func TestParseOptionsHelp(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("parseOptions(-h) = %v, want flag.ErrHelp", err)
 	}
-	for _, want := range []string{"go run ./test/vm", "-devices", "-kernels", "-timeout", "-wire-self", "-append"} {
+	for _, want := range []string{"go run ./test/vm", "-devices", "-kernels", "-timeout", "-wire-self", "-wire-nic", "-append"} {
 		if !strings.Contains(usage.String(), want) {
 			t.Errorf("usage does not mention %q:\n%s", want, usage.String())
 		}
@@ -156,8 +157,8 @@ func TestParseOptionsWireSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.wireSelf != "oldest" || o.append != "" {
-		t.Errorf("defaults: -wire-self %q -append %q, want oldest and none", o.wireSelf, o.append)
+	if o.wireSelf != "oldest" || o.append != "" || o.wireNIC != "e1000" {
+		t.Errorf("defaults: -wire-self %q -append %q -wire-nic %q, want oldest, none and e1000", o.wireSelf, o.append, o.wireNIC)
 	}
 	o, err = parseOptions([]string{"-wire-self", "all", "-append", "slub_debug=FZPU", "test"}, io.Discard)
 	if err != nil {

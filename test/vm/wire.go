@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// Two guests on one wire: each has a virtio NIC on a host UDP socket, the
+// Two guests on one wire: each has a NIC on a host UDP socket, the
 // two sockets sending to each other (no root, no bridge, no tap on the
 // host), and rxe0 on that eth0, so that RoCE v2 frames cross a real NIC,
 // ARP and a second kernel. A wire test (TestWire*, internal/testenv.Wire)
@@ -47,6 +47,7 @@ type wireEnd struct {
 	Peer     kernel // the other guest's kernel
 	Port     int    // host UDP port this end receives on
 	PeerPort int    // host UDP port of the other end
+	NIC      string // QEMU's device model of the NIC (-wire-nic)
 }
 
 func (w *wireEnd) host() int    { return w.Side + 1 }
@@ -73,12 +74,12 @@ func (w *wireEnd) id(k kernel) string {
 	return fmt.Sprintf("wire-%s-%s-%s", a.Release, b.Release, w.side())
 }
 
-// qemuArgs is the guest's NIC: virtio-net on a UDP socket of the host's
-// loopback, sending to the peer's port.
+// qemuArgs is the guest's NIC on a UDP socket of the host's loopback,
+// sending to the peer's port.
 func (w *wireEnd) qemuArgs() []string {
 	return []string{
 		"-netdev", fmt.Sprintf("socket,id=wire,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d", w.PeerPort, w.Port),
-		"-device", "virtio-net-pci,netdev=wire,mac=" + w.mac(),
+		"-device", w.NIC + ",netdev=wire,mac=" + w.mac(),
 	}
 }
 
@@ -446,8 +447,8 @@ func (s *session) runPair(ctx context.Context, files map[string]bootFiles, p [2]
 		return reps, outs, err
 	}
 	ends := [2]*wireEnd{
-		{Side: 0, Peer: p[1], Port: ports[0], PeerPort: ports[1]},
-		{Side: 1, Peer: p[0], Port: ports[1], PeerPort: ports[0]},
+		{Side: 0, Peer: p[1], Port: ports[0], PeerPort: ports[1], NIC: s.opts.wireNIC},
+		{Side: 1, Peer: p[0], Port: ports[1], PeerPort: ports[0], NIC: s.opts.wireNIC},
 	}
 	stop := func(i int, reason string) {
 		mu.Lock()

@@ -54,18 +54,18 @@ func TestPairOrders(t *testing.T) {
 	}
 }
 
-// TestPairQEMU: a wire guest has a virtio NIC on a UDP socket sending to
+// TestPairQEMU: a wire guest has a NIC (-wire-nic) on a UDP socket sending to
 // its peer's port, its own MAC, rdmastack.wire=H on the kernel command
 // line and a name and ID that say the pair and the side.
 func TestPairQEMU(t *testing.T) {
 	var out strings.Builder
 	r := testRun(t, &out)
 	r.Devices = 1
-	r.Wire = &wireEnd{Side: 1, Peer: k612, Port: 40002, PeerPort: 40001}
+	r.Wire = &wireEnd{Side: 1, Peer: k612, Port: 40002, PeerPort: 40001, NIC: "e1000"}
 	args := strings.Join(r.qemuArgs(), " ")
 	wantAll(t, "qemu args", args,
 		"-netdev socket,id=wire,udp=127.0.0.1:40001,localaddr=127.0.0.1:40002",
-		"-device virtio-net-pci,netdev=wire,mac=52:54:00:88:00:02",
+		"-device e1000,netdev=wire,mac=52:54:00:88:00:02",
 		"rdmastack.wire=2",
 		"rdmastack.devices=1",
 	)
