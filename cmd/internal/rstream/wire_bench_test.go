@@ -79,30 +79,37 @@ func BenchmarkWireRstream(b *testing.B) {
 }
 
 // BenchmarkWireRstreamFaults is BenchmarkWireRstream's 64 KiB transfers
-// (256 KiB each way: under the full mix a pair takes tens of seconds)
-// under netem on both guests' egress: each fault of
-// testenv.WireFaults alone, then all of them, after the clean wire. The
-// figures are each pair's MB/s, their ratio, and each pair's goodput as
-// a fraction of its own on the clean wire (frac-ours, frac-rdmacore).
+// under netem on both guests' egress: each fault of testenv.WireFaults
+// alone, then all of them, after the clean wire. A run must outlast the
+// transport's timeouts by far, or one ACK timeout (half a second) decides
+// its figure: 64 transfers (4 MiB each way) in 4 ABBA rounds where the
+// wire keeps megabytes a second, 8 (512 KiB) in 2 rounds where reordering
+// brings it down to tens of kilobytes (a run of rdma-core's then takes
+// half a minute). The figures are each pair's MB/s, their ratio, and
+// each pair's goodput as a fraction of its own on the clean wire
+// (frac-ours, frac-rdmacore).
 //
 //	go run ./test/vm test -unit=false -scale= -- -test.run '^$' -test.bench BenchmarkWireRstreamFaults/
 func BenchmarkWireRstreamFaults(b *testing.B) {
 	w, dev := rxetest.Wire(b)
 	o, t := cmtest.Binaries(b, "rstream")
 	var cleanO, cleanT float64
-	for _, f := range []struct{ name, netem string }{
-		{"clean", "loss 0%"},
-		{"loss", "loss 1%"},
-		{"reorder", "reorder 5% delay 1ms"},
-		{"duplicate", "duplicate 1%"},
-		{"corrupt", "corrupt 0.1%"},
-		{"all", testenv.WireFaults},
+	for _, f := range []struct {
+		name, netem   string
+		count, rounds int
+	}{
+		{"clean", "loss 0%", 64, 4},
+		{"loss", "loss 1%", 64, 4},
+		{"reorder", "reorder 5% delay 1ms", 8, 2},
+		{"duplicate", "duplicate 1%", 64, 4},
+		{"corrupt", "corrupt 0.1%", 64, 4},
+		{"all", testenv.WireFaults, 8, 2},
 	} {
 		b.Run("faults="+f.name, func(b *testing.B) {
 			w.Netem(b, f.netem)
-			r := &wireRstream{w: w, dev: dev, size: 64 << 10, count: 4}
+			r := &wireRstream{w: w, dev: dev, size: 64 << 10, count: f.count}
 			for range b.N {
-				mo, mt := cmtest.WireABBA(2, o, t, func(s cmtest.Side) float64 { return r.run(b, s) })
+				mo, mt := cmtest.WireABBA(f.rounds, o, t, func(s cmtest.Side) float64 { return r.run(b, s) })
 				if f.name == "clean" {
 					cleanO, cleanT = mo, mt
 				}
