@@ -19,12 +19,13 @@ func (s *session) bwBi(size uint64) (Report, error) {
 	tot := iters * nq
 	cqMod := uint64(c.CQMod)
 	t := newBWTimes(c, tot)
-	scnt, ccnt := make([]uint64, nq), make([]uint64, nq)
+	scnt := make([]uint64, nq)
+	n := sendCount{ccnt: make([]uint64, nq)}
 	rcntQP, posted := make([]uint64, nq), make([]uint64, nq)
 	for i := range posted {
 		posted[i] = uint64(c.RxDepth)
 	}
-	var totS, totC, totR, counted uint64
+	var totS, totR uint64
 	wc := make([]uverbs.WC, max(c.RxDepth, 1))
 	var wcTx [pollBatch]uverbs.WC
 	k := clock{time.Now()}
@@ -37,10 +38,10 @@ func (s *session) bwBi(size uint64) (Report, error) {
 		dur.begin()
 	}
 	last := time.Now()
-	for c.DurMode && !dur.ended() || totC < tot || totR < tot {
+	for c.DurMode && !dur.ended() || n.totC < tot || totR < tot {
 		for i := range wrs {
 			w := &wrs[i]
-			for !beforeFirstRx && (scnt[i] < iters || c.DurMode) && scnt[i]-ccnt[i]+1 <= uint64(c.TxDepth) {
+			for !beforeFirstRx && (scnt[i] < iters || c.DurMode) && scnt[i]-n.ccnt[i]+1 <= uint64(c.TxDepth) {
 				if scnt[i]%cqMod == 0 && cqMod > 1 && (c.DurMode || scnt[i] != iters-1) {
 					w.Flags &^= uverbs.SendSignaled
 				}
@@ -82,31 +83,18 @@ func (s *session) bwBi(size uint64) (Report, error) {
 				}
 				rcntQP[w.ID]++
 				totR++
-				if err := s.repostRecv(w.ID, rcntQP, posted, iters, dur, &counted); err != nil {
+				if err := s.repostRecv(w.ID, rcntQP, posted, iters, dur, &n.counted); err != nil {
 					return Report{}, err
 				}
 			}
 		} else if !c.DurMode && totR < tot && time.Since(last) > aliveTimeout {
 			return Report{}, fail(aliveMsg(totR, tot))
 		}
-		ne, err = r.sendCQ.Poll(wcTx[:])
-		if err != nil {
-			return Report{}, fail("poll CQ failed -1\n")
-		}
-		for j := 0; j < ne; j++ {
-			w := &wcTx[j]
-			if w.Status != uverbs.WCSuccess {
-				return Report{}, sendError(w, totS, totC)
-			}
-			ccnt[w.ID] += cqMod
-			totC += cqMod
-			t.complete(c, k, totC, tot)
-			if c.DurMode && dur.sampling() {
-				counted += cqMod
-			}
+		if err := n.reap(s, wcTx[:], t, k, dur, totS, tot); err != nil {
+			return Report{}, err
 		}
 	}
-	return t.senderReport(c, k, dur, size, counted, tot), nil
+	return t.senderReport(c, k, dur, size, n.counted, tot), nil
 }
 
 // sum is print_full_bw_report's total of both sides' results.

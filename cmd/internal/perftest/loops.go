@@ -110,6 +110,38 @@ func recvError(w *uverbs.WC, rcnt uint64) error {
 		w.Status, int(w.ID), w.VendorErr, rcnt))
 }
 
+// sendCount is what the bandwidth loops count of their send
+// completions: per QP (ccnt), in all (totC), and while a -D run samples
+// (counted, which bwBi's receives add to).
+type sendCount struct {
+	ccnt          []uint64
+	totC, counted uint64
+}
+
+// reap polls the send CQ once into wc and counts what completed, each
+// completion standing for cq_mod sends of its QP: the send half of
+// run_iter_bw's and run_iter_bi's loops. totS is for the error report.
+func (n *sendCount) reap(s *session, wc []uverbs.WC, t *bwTimes, k clock, dur *durClock, totS, tot uint64) error {
+	cqMod := uint64(s.c.CQMod)
+	ne, err := s.r.sendCQ.Poll(wc)
+	if err != nil {
+		return fail("poll CQ failed -1\n")
+	}
+	for j := range ne {
+		w := &wc[j]
+		if w.Status != uverbs.WCSuccess {
+			return sendError(w, totS, n.totC)
+		}
+		n.ccnt[w.ID] += cqMod
+		n.totC += cqMod
+		if s.c.DurMode && dur.sampling() {
+			n.counted += cqMod
+		}
+		t.complete(s.c, k, n.totC, tot)
+	}
+	return nil
+}
+
 // bwClient is run_iter_bw: keep up to tx_depth sends in flight per QP,
 // one completion per cq_mod of them, and time each post and completion.
 func (s *session) bwClient(size uint64) (Report, error) {
@@ -120,22 +152,22 @@ func (s *session) bwClient(size uint64) (Report, error) {
 	tot := iters * nq
 	cqMod := uint64(c.CQMod)
 	t := newBWTimes(c, tot)
-	scnt, ccnt := make([]uint64, nq), make([]uint64, nq)
-	var totS, totC uint64
+	scnt := make([]uint64, nq)
+	n := sendCount{ccnt: make([]uint64, nq)}
+	var totS uint64
 	var wc [pollBatch]uverbs.WC
 	k := clock{time.Now()}
 	dur := newDur(c, k)
 	if c.DurMode {
 		dur.begin()
 	}
-	var counted uint64 // Duration: completions while sampling
 	if c.NoPeak {
 		t.posted[0] = k.now()
 	}
-	for totS < tot || totC < tot || c.DurMode && !dur.ended() {
+	for totS < tot || n.totC < tot || c.DurMode && !dur.ended() {
 		for i := range wrs {
 			w := &wrs[i]
-			for (scnt[i] < iters || c.DurMode) && scnt[i]-ccnt[i]+1 <= uint64(c.TxDepth) {
+			for (scnt[i] < iters || c.DurMode) && scnt[i]-n.ccnt[i]+1 <= uint64(c.TxDepth) {
 				if c.DurMode && dur.ended() {
 					break
 				}
@@ -155,7 +187,7 @@ func (s *session) bwClient(size uint64) (Report, error) {
 				}
 			}
 		}
-		if totC >= tot && !(c.DurMode && totC < totS) {
+		if n.totC >= tot && !(c.DurMode && n.totC < totS) {
 			continue
 		}
 		if c.Events {
@@ -163,24 +195,11 @@ func (s *session) bwClient(size uint64) (Report, error) {
 				return Report{}, fail("Couldn't request CQ notification\n")
 			}
 		}
-		ne, err := r.sendCQ.Poll(wc[:])
-		if err != nil {
-			return Report{}, fail("poll CQ failed -1\n")
-		}
-		for j := 0; j < ne; j++ {
-			w := &wc[j]
-			if w.Status != uverbs.WCSuccess {
-				return Report{}, sendError(w, totS, totC)
-			}
-			ccnt[w.ID] += cqMod
-			totC += cqMod
-			if c.DurMode && dur.sampling() {
-				counted += cqMod
-			}
-			t.complete(c, k, totC, tot)
+		if err := n.reap(s, wc[:], t, k, dur, totS, tot); err != nil {
+			return Report{}, err
 		}
 	}
-	return t.senderReport(c, k, dur, size, counted, tot), nil
+	return t.senderReport(c, k, dur, size, n.counted, tot), nil
 }
 
 // postRecvs is ctx_set_recv_wqes: rx_depth receives per QP into its
