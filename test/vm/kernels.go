@@ -153,7 +153,8 @@ func checkKernelFiles(k kernel, modulesDir string) error {
 // "oldest" the newest and oldest release, else a comma list as for
 // -kernels. flag names the flag in errors.
 func selectSessionKernels(flag, spec string, session []kernel) ([]kernel, error) {
-	switch strings.TrimSpace(spec) {
+	spec = strings.TrimSpace(spec)
+	switch spec {
 	case "none":
 		return nil, nil
 	case "all":
@@ -163,7 +164,7 @@ func selectSessionKernels(flag, spec string, session []kernel) ([]kernel, error)
 			return nil, nil
 		}
 		sign := 1
-		if strings.TrimSpace(spec) == "oldest" {
+		if spec == "oldest" {
 			sign = -1
 		}
 		pick := session[0]
