@@ -37,7 +37,7 @@ func TestIntegrationWaitsKeepRuntimeResponsive(t *testing.T) {
 				}
 				wg.Wait()
 			})
-			testenv.RequireResponsive(t, fmt.Sprintf("%d completion-event waiters", n), func() {
+			testenv.RequireResponsive(t, fmt.Sprintf("%d completion-event waiters", n), n, func() {
 				for _, q := range cqs {
 					wg.Add(1)
 					go func() {
@@ -66,7 +66,7 @@ func TestIntegrationWaitsKeepRuntimeResponsive(t *testing.T) {
 				}
 				wg.Wait()
 			})
-			testenv.RequireResponsive(t, fmt.Sprintf("%d async-event waiters", n), func() {
+			testenv.RequireResponsive(t, fmt.Sprintf("%d async-event waiters", n), n, func() {
 				for _, c := range ctxs {
 					wg.Add(1)
 					go func() {

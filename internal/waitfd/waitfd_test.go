@@ -198,7 +198,7 @@ func TestWaitersKeepTheRuntimeResponsive(t *testing.T) {
 				fd, _ := newEventfd(t)
 				fds = append(fds, fd)
 			}
-			testenv.RequireResponsive(t, fmt.Sprintf("%d waiters", n), readers(t, fds))
+			testenv.RequireResponsive(t, fmt.Sprintf("%d waiters", n), n, readers(t, fds))
 		})
 	}
 }
