@@ -37,7 +37,8 @@
 // Wire tests (TestWire*, see internal/testenv.Wire) do not run there: test
 // mode runs them last, in pairs of guests joined by a wire (an e1000 NIC on
 // a host UDP socket each, sending to the other's), every two kernels in
-// both orders and the oldest with itself (-wire-self). A wire guest has
+// both orders and the oldest with itself (-wire-self), two pairs at a
+// time (-wire-parallel; one when wire benchmarks run). A wire guest has
 // one device, rxe0 on eth0, with the address 10.88.0.1/24 (side a) or
 // 10.88.0.2/24 (side b), and runs each test binary with wire tests with only those; both
 // halves of each must report a result. Its payload also sees

@@ -17,25 +17,26 @@ const maxDevices = 256
 
 // options are the command-line settings shared by all modes.
 type options struct {
-	mode     string
-	kernels  string        // "all" or a comma list of releases (or unique prefixes)
-	devices  []int         // rxe device counts, one VM run each per kernel
-	timeout  time.Duration // per VM run, boot to power-off
-	mem      int           // guest memory in MiB
-	smp      int           // guest vCPUs
-	install  bool          // install missing Debian packages when root
-	work     string        // work directory; empty means a fresh temporary one
-	keep     bool          // keep the temporary work directory
-	verbose  bool          // echo the guest's boot console too
-	unit     bool          // test mode: run go test ./... on the host first
-	scale    string        // test mode: "N:REGEX", one more run per kernel with N devices and only the matching tests
-	race     string        // test mode: "all", "none" or a comma list of kernels whose race run to make
-	parallel int           // guests booted at once
-	wire     bool          // test mode: run the selected wire tests in pairs of guests
-	wireSelf string        // test mode: the kernels paired with themselves, as race
-	wireNIC  string        // test mode: QEMU's NIC model on the wire
-	append   string        // more arguments for the guest kernel's command line
-	args     []string      // after "--": the command (run) or test binary flags (test)
+	mode         string
+	kernels      string        // "all" or a comma list of releases (or unique prefixes)
+	devices      []int         // rxe device counts, one VM run each per kernel
+	timeout      time.Duration // per VM run, boot to power-off
+	mem          int           // guest memory in MiB
+	smp          int           // guest vCPUs
+	install      bool          // install missing Debian packages when root
+	work         string        // work directory; empty means a fresh temporary one
+	keep         bool          // keep the temporary work directory
+	verbose      bool          // echo the guest's boot console too
+	unit         bool          // test mode: run go test ./... on the host first
+	scale        string        // test mode: "N:REGEX", one more run per kernel with N devices and only the matching tests
+	race         string        // test mode: "all", "none" or a comma list of kernels whose race run to make
+	parallel     int           // guests booted at once
+	wire         bool          // test mode: run the selected wire tests in pairs of guests
+	wireSelf     string        // test mode: the kernels paired with themselves, as race
+	wireNIC      string        // test mode: QEMU's NIC model on the wire
+	wireParallel int           // test mode: wire pairs at once; 0: by what runs
+	append       string        // more arguments for the guest kernel's command line
+	args         []string      // after "--": the command (run) or test binary flags (test)
 }
 
 const usageText = `usage:
@@ -71,6 +72,7 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	fs.BoolVar(&o.wire, "wire", true, "test mode: run the selected wire tests and benchmarks (TestWire*, BenchmarkWire*) in pairs of guests joined by a wire, after the single-guest runs: each two kernels in both orders, and those of -wire-self each with itself")
 	fs.StringVar(&o.wireSelf, "wire-self", "oldest", "test mode: the kernels (comma list as for -kernels, oldest, newest, all or none) that also meet themselves on the wire; oldest by default: 6.12's rxe corrupted its slab when both ends ran it on virtio-net (docs/testing.md)")
 	fs.StringVar(&o.wireNIC, "wire-nic", "e1000", "test mode: QEMU's device model of a wire guest's NIC (e1000 or virtio-net-pci); not virtio by default, since 6.12 guests crashed with it on the wire (docs/testing.md)")
+	fs.IntVar(&o.wireParallel, "wire-parallel", 0, "test mode: wire pairs run at once (each is two guests); 0: 2 for tests, which mostly wait, and 1 when wire benchmarks run")
 	fs.StringVar(&o.append, "append", "", "more arguments for each guest kernel's command line (e.g. slub_debug=FZPU to chase a kernel crash)")
 	fs.IntVar(&o.parallel, "parallel", defaultParallel(), "guests booted at once (each has -smp vCPUs; default: the host's CPUs divided by -smp)")
 
@@ -142,6 +144,9 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	}
 	if o.parallel < 1 || o.parallel > 16 {
 		return nil, fmt.Errorf("-parallel must be between 1 and 16, got %d", o.parallel)
+	}
+	if o.wireParallel < 0 || o.wireParallel > 8 {
+		return nil, fmt.Errorf("-wire-parallel must be between 0 (by what runs) and 8, got %d", o.wireParallel)
 	}
 	if strings.TrimSpace(o.race) == "" {
 		return nil, errors.New("-race is empty: give a comma list of kernels, all or none")

@@ -90,6 +90,8 @@ func TestParseOptionsErrors(t *testing.T) {
 		{[]string{"-kernels", " ", "run", "--", "true"}, "-kernels is empty"},
 		{[]string{"-wire-self", "", "test"}, "-wire-self is empty"},
 		{[]string{"-wire-nic", "rtl8139", "test"}, "want e1000 or virtio-net-pci"},
+		{[]string{"-wire-parallel", "-1", "test"}, "-wire-parallel must be between"},
+		{[]string{"-wire-parallel", "9", "test"}, "-wire-parallel must be between"},
 		{[]string{"-nosuchflag", "run"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
@@ -106,7 +108,7 @@ func TestParseOptionsHelp(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("parseOptions(-h) = %v, want flag.ErrHelp", err)
 	}
-	for _, want := range []string{"go run ./test/vm", "-devices", "-kernels", "-timeout", "-wire-self", "-wire-nic", "-append"} {
+	for _, want := range []string{"go run ./test/vm", "-devices", "-kernels", "-timeout", "-wire-self", "-wire-nic", "-wire-parallel", "-append"} {
 		if !strings.Contains(usage.String(), want) {
 			t.Errorf("usage does not mention %q:\n%s", want, usage.String())
 		}
@@ -166,5 +168,22 @@ func TestParseOptionsWireSelf(t *testing.T) {
 	}
 	if o.wireSelf != "all" || o.append != "slub_debug=FZPU" {
 		t.Errorf("-wire-self %q -append %q, want all and slub_debug=FZPU", o.wireSelf, o.append)
+	}
+}
+
+// TestWireParallel: two pairs at once for tests, one when a wire
+// benchmark runs, and -wire-parallel whatever runs.
+func TestWireParallel(t *testing.T) {
+	tests := []testList{{wire: map[string][]string{"a": {"TestWireA"}}}}
+	benches := testList{wire: tests[0].wire, bench: map[string][]string{"a": {"BenchmarkWireA"}}}
+	for _, tt := range []struct {
+		flag int
+		list testList
+		want int
+	}{{0, tests[0], 2}, {0, benches, 1}, {3, tests[0], 3}, {3, benches, 3}} {
+		s := &session{opts: &options{wireParallel: tt.flag}}
+		if got := s.wireParallel(tt.list); got != tt.want {
+			t.Errorf("-wire-parallel %d, benchmarks %v: %d pairs at once, want %d", tt.flag, len(tt.list.bench) > 0, got, tt.want)
+		}
 	}
 }

@@ -386,39 +386,91 @@ func (s *session) runPairs(ctx context.Context, pairs [][2]kernel,
 	if err != nil {
 		return nil, err
 	}
+	results := make([]pairResult, len(pairs))
+	slots := make(chan struct{}, s.wireParallel(list))
+	var wg sync.WaitGroup
+	for i, p := range pairs {
+		slots <- struct{}{} // in order: the first pairs start first
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			results[i] = s.runPairOnce(ctx, files, p, payload)
+		}()
+	}
+	wg.Wait()
 	var reports []runReport
-	for _, p := range pairs {
-		reps, outs, err := s.runPair(ctx, files, p, payload)
-		if err != nil {
-			return nil, err
+	for _, r := range results {
+		if r.err != nil {
+			return nil, r.err
 		}
-		var panicked []string
-		for i := range reps {
-			if kernelPanicked(outs[i].Bytes()) {
-				panicked = append(panicked, reps[i].Name)
-			}
+		s.stdout.Write(r.out.Bytes())
+		for i := range r.reps {
+			checkPair(&r.reps[i], list)
 		}
-		if len(panicked) > 0 {
-			for i := range reps {
-				fmt.Fprintf(s.stdout, "vm: ===== output of %s (first boot) =====\n", reps[i].Name)
-				io.Copy(s.stdout, outs[i])
-			}
-			fmt.Fprintf(s.stdout, "vm: the kernel of %s panicked: booting the pair once more\n", strings.Join(panicked, " and "))
-			if reps, outs, err = s.runPair(ctx, files, p, payload); err != nil {
-				return nil, err
-			}
-		}
-		for i := range reps {
-			fmt.Fprintf(s.stdout, "vm: ===== output of %s =====\n", reps[i].Name)
-			io.Copy(s.stdout, outs[i])
-			checkPair(&reps[i], list)
-			if len(panicked) > 0 {
-				reps[i].Note = "booted twice: the kernel of " + strings.Join(panicked, " and ") + " panicked the first time"
-			}
-		}
-		reports = append(reports, reps[:]...)
+		reports = append(reports, r.reps[:]...)
 	}
 	return reports, nil
+}
+
+// pairResult is how one pair ran: its reports, and its guests' output
+// to print, in order, once every pair has ended.
+type pairResult struct {
+	reps [2]runReport
+	out  bytes.Buffer
+	err  error
+}
+
+// runPairOnce runs pair p, and once more if a guest's kernel panicked
+// (the first boot's output is kept, and the reports say so).
+func (s *session) runPairOnce(ctx context.Context, files map[string]bootFiles, p [2]kernel,
+	payload func(k kernel, w *wireEnd, guestOutDir string) string) (r pairResult) {
+	reps, outs, err := s.runPair(ctx, files, p, payload)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	var panicked []string
+	for i := range reps {
+		if kernelPanicked(outs[i].Bytes()) {
+			panicked = append(panicked, reps[i].Name)
+		}
+	}
+	if len(panicked) > 0 {
+		for i := range reps {
+			fmt.Fprintf(&r.out, "vm: ===== output of %s (first boot) =====\n", reps[i].Name)
+			io.Copy(&r.out, outs[i])
+		}
+		fmt.Fprintf(&r.out, "vm: the kernel of %s panicked: booting the pair once more\n", strings.Join(panicked, " and "))
+		fmt.Fprintf(s.stderr, "vm: the kernel of %s panicked: booting the pair once more\n", strings.Join(panicked, " and "))
+		if reps, outs, err = s.runPair(ctx, files, p, payload); err != nil {
+			r.err = err
+			return r
+		}
+	}
+	for i := range reps {
+		fmt.Fprintf(&r.out, "vm: ===== output of %s =====\n", reps[i].Name)
+		io.Copy(&r.out, outs[i])
+		if len(panicked) > 0 {
+			reps[i].Note = "booted twice: the kernel of " + strings.Join(panicked, " and ") + " panicked the first time"
+		}
+	}
+	r.reps = reps
+	return r
+}
+
+// wireParallel is how many pairs run at once: -wire-parallel, or by
+// default 2 for tests, whose guests spend most of a pair's time waiting
+// (for timeouts, netem's delays, a peer's restart), and 1 for
+// benchmarks, which a second pair on the same cores would skew.
+func (s *session) wireParallel(list testList) int {
+	if s.opts.wireParallel > 0 {
+		return s.opts.wireParallel
+	}
+	if len(list.bench) > 0 {
+		return 1
+	}
+	return 2
 }
 
 // kernelPanicked reports whether a guest's output has its kernel's
