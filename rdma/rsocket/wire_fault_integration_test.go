@@ -37,7 +37,7 @@ const faultSlack = 1500 * time.Millisecond
 
 // wireConn connects the two halves with one stream, side 1 dialing
 // side 0, and returns this half's end; tag names the rendezvous.
-func wireConn(t *testing.T, w *testenv.WireEnv, tag string, lc *ListenConfig, d *Dialer) *Conn {
+func wireConn(t testing.TB, w *testenv.WireEnv, tag string, lc *ListenConfig, d *Dialer) *Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -141,7 +141,7 @@ func rxeCounters() string {
 
 // retransmissions is the guest's rxe devices' count of retransmission
 // rounds (rxe's completer_retry_err counter).
-func retransmissions(t *testing.T) uint64 {
+func retransmissions(t testing.TB) uint64 {
 	t.Helper()
 	files, _ := filepath.Glob("/sys/class/infiniband/*/ports/1/hw_counters/completer_retry_err")
 	if len(files) == 0 {

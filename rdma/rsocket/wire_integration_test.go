@@ -95,7 +95,7 @@ func wirePeer(t *testing.T, w *testenv.WireEnv) netip.AddrPort {
 }
 
 // mustPort parses a port the peer sent.
-func mustPort(t *testing.T, s string) uint16 {
+func mustPort(t testing.TB, s string) uint16 {
 	t.Helper()
 	p, err := strconv.ParseUint(s, 10, 16)
 	if err != nil || p == 0 {

@@ -24,48 +24,8 @@ func TestWireRsocketNetem(t *testing.T) {
 	const netemSize = 1 << 20
 	w.Netem(t, testenv.WireFaults)
 	c := wireConn(t, w, "conn", &ListenConfig{}, &Dialer{})
-	retries := retransmissions(t)
 	w.Sync(t, t.Name()+"/go")
-	start := time.Now()
-	sent := sha256.New()
-	errc := make(chan error, 1)
-	go func() {
-		src := io.TeeReader(io.LimitReader(rand.NewChaCha8([32]byte{byte(w.Side)}), netemSize), sent)
-		n, err := io.CopyBuffer(c, src, make([]byte, 64<<10))
-		if err == nil && n != netemSize {
-			err = io.ErrShortWrite
-		}
-		if err == nil {
-			err = c.CloseWrite()
-		}
-		errc <- err
-	}()
-	got := sha256.New()
-	n, rerr := io.CopyBuffer(got, c, make([]byte, 64<<10))
-	werr := <-errc
-	took := time.Since(start)
-	c.mu.Lock()
-	longest := c.dog.longest
-	c.mu.Unlock()
-	t.Logf("read %d bytes in %v (%.2f MB/s each way), %d retransmission rounds here, the longest wait for an acknowledgement %v; rxe counters: %s",
-		n, took.Round(time.Millisecond), float64(n)/took.Seconds()/1e6, retransmissions(t)-retries, longest.Round(time.Millisecond), rxeCounters())
-	if rerr != nil || n != netemSize {
-		t.Errorf("read %d bytes of %d: %v", n, netemSize, rerr)
-	}
-	if werr != nil {
-		t.Errorf("write: %v", werr)
-	}
-	// What this side sent against what the peer read, and back.
-	mine := hex.EncodeToString(sent.Sum(nil)) + " " + hex.EncodeToString(got.Sum(nil))
-	peer := w.Exchange(t, t.Name()+"/sums", mine)
-	f := strings.Fields(peer)
-	if len(f) != 2 {
-		t.Fatalf("the peer's sums %q", peer)
-	}
-	peerSent, peerGot := f[0], f[1]
-	if peerSent != hex.EncodeToString(got.Sum(nil)) || peerGot != hex.EncodeToString(sent.Sum(nil)) {
-		t.Fatalf("SHA-256: sent %s, read %s; the peer sent %s, read %s", mine[:64], mine[65:], peerSent, peerGot)
-	}
+	twoWay(t, w, c, netemSize)
 
 	// Then, on a new connection with rstream's buffers, side 0 writes
 	// netemLast bytes and closes at once, as a server does when it is
@@ -94,4 +54,54 @@ func TestWireRsocketNetem(t *testing.T) {
 		}
 	}
 	w.Sync(t, t.Name()+"/done")
+}
+
+// twoWay carries size bytes each way over c at once and checks that each
+// side's SHA-256 of what it read equals the peer's of what it wrote and
+// that neither direction failed; it logs the goodput and the transport's
+// retransmissions, and returns how long the transfer took.
+func twoWay(t testing.TB, w *testenv.WireEnv, c *Conn, size int64) time.Duration {
+	t.Helper()
+	retries := retransmissions(t)
+	start := time.Now()
+	sent := sha256.New()
+	errc := make(chan error, 1)
+	go func() {
+		src := io.TeeReader(io.LimitReader(rand.NewChaCha8([32]byte{byte(w.Side)}), size), sent)
+		n, err := io.CopyBuffer(c, src, make([]byte, 64<<10))
+		if err == nil && n != size {
+			err = io.ErrShortWrite
+		}
+		if err == nil {
+			err = c.CloseWrite()
+		}
+		errc <- err
+	}()
+	got := sha256.New()
+	n, rerr := io.CopyBuffer(got, c, make([]byte, 64<<10))
+	werr := <-errc
+	took := time.Since(start)
+	c.mu.Lock()
+	longest := c.dog.longest
+	c.mu.Unlock()
+	t.Logf("read %d bytes in %v (%.2f MB/s each way), %d retransmission rounds here, the longest wait for an acknowledgement %v; rxe counters: %s",
+		n, took.Round(time.Millisecond), float64(n)/took.Seconds()/1e6, retransmissions(t)-retries, longest.Round(time.Millisecond), rxeCounters())
+	if rerr != nil || n != size {
+		t.Errorf("read %d bytes of %d: %v", n, size, rerr)
+	}
+	if werr != nil {
+		t.Errorf("write: %v", werr)
+	}
+	// What this side sent against what the peer read, and back.
+	mine := hex.EncodeToString(sent.Sum(nil)) + " " + hex.EncodeToString(got.Sum(nil))
+	peer := w.Exchange(t, t.Name()+"/sums", mine)
+	f := strings.Fields(peer)
+	if len(f) != 2 {
+		t.Fatalf("the peer's sums %q", peer)
+	}
+	peerSent, peerGot := f[0], f[1]
+	if peerSent != hex.EncodeToString(got.Sum(nil)) || peerGot != hex.EncodeToString(sent.Sum(nil)) {
+		t.Fatalf("SHA-256: sent %s, read %s; the peer sent %s, read %s", mine[:64], mine[65:], peerSent, peerGot)
+	}
+	return took
 }
