@@ -163,7 +163,7 @@ func (s *session) boot(ctx context.Context, j vmJob, f bootFiles, out io.Writer,
 		Kernel: j.kernel, Devices: j.devices, Suffix: j.suffix, Image: f.image, Initrd: f.initrd,
 		Work: s.work, ID: id, Src: s.module.Root,
 		Mem: s.opts.mem, SMP: s.opts.smp, Timeout: timeout,
-		Verbose: s.opts.verbose, Append: s.opts.append, Out: out, Wire: j.wire,
+		Verbose: s.opts.verbose, Append: s.opts.append, CPU: s.opts.cpu, Out: out, Wire: j.wire,
 	}
 	rep := runReport{Name: vm.name()}
 	if watch != nil {

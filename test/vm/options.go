@@ -36,6 +36,7 @@ type options struct {
 	wireNIC      string        // test mode: QEMU's NIC model on the wire
 	wireParallel int           // test mode: wire pairs at once; 0: by what runs
 	append       string        // more arguments for the guest kernel's command line
+	cpu          string        // QEMU's -cpu model
 	args         []string      // after "--": the command (run) or test binary flags (test)
 }
 
@@ -73,6 +74,7 @@ func parseOptions(args []string, usage io.Writer) (*options, error) {
 	fs.StringVar(&o.wireSelf, "wire-self", "oldest", "test mode: the kernels (comma list as for -kernels, oldest, newest, all or none) that also meet themselves on the wire; oldest by default: 6.12's rxe corrupted its slab when both ends ran it on virtio-net (docs/testing.md)")
 	fs.StringVar(&o.wireNIC, "wire-nic", "e1000", "test mode: QEMU's device model of a wire guest's NIC (e1000 or virtio-net-pci); not virtio by default, since 6.12 guests crashed with it on the wire (docs/testing.md)")
 	fs.IntVar(&o.wireParallel, "wire-parallel", 0, "test mode: wire pairs run at once (each is two guests); 0: 2 for tests, which mostly wait, and 1 when wire benchmarks run")
+	fs.StringVar(&o.cpu, "cpu", "max", "QEMU's CPU model for every guest (as qemu-system-x86_64 -cpu takes it)")
 	fs.StringVar(&o.append, "append", "", "more arguments for each guest kernel's command line (e.g. slub_debug=FZPU to chase a kernel crash)")
 	fs.IntVar(&o.parallel, "parallel", defaultParallel(), "guests booted at once (each has -smp vCPUs; default: the host's CPUs divided by -smp)")
 

@@ -159,8 +159,8 @@ func TestParseOptionsWireSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.wireSelf != "oldest" || o.append != "" || o.wireNIC != "e1000" {
-		t.Errorf("defaults: -wire-self %q -append %q -wire-nic %q, want oldest, none and e1000", o.wireSelf, o.append, o.wireNIC)
+	if o.wireSelf != "oldest" || o.append != "" || o.wireNIC != "e1000" || o.cpu != "max" {
+		t.Errorf("defaults: -wire-self %q -append %q -wire-nic %q -cpu %q, want oldest, none, e1000 and max", o.wireSelf, o.append, o.wireNIC, o.cpu)
 	}
 	o, err = parseOptions([]string{"-wire-self", "all", "-append", "slub_debug=FZPU", "test"}, io.Discard)
 	if err != nil {

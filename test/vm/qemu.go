@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,7 @@ type vmRun struct {
 	Timeout time.Duration
 	Verbose bool
 	Append  string    // more kernel command-line arguments
+	CPU     string    // QEMU's -cpu model ("max" when empty)
 	Out     io.Writer // guest output
 	// ExitGrace is how long the guest may take to power off after the
 	// payload's status came; zero means 15 s.
@@ -74,7 +76,7 @@ func (r *vmRun) qemuArgs() []string {
 	}
 	return append([]string{
 		"-accel", "tcg",
-		"-cpu", "max",
+		"-cpu", cmp.Or(r.CPU, "max"),
 		"-m", strconv.Itoa(r.Mem),
 		"-smp", strconv.Itoa(r.SMP),
 		"-nodefaults", "-no-user-config",

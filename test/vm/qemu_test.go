@@ -175,6 +175,13 @@ func TestQEMUArgs(t *testing.T) {
 	if strings.Contains(args, "kvm") {
 		t.Errorf("qemu args use KVM: %s", args)
 	}
+	if !strings.Contains(args, "-cpu max ") {
+		t.Errorf("qemu args without -cpu: %s, want max", args)
+	}
+	r.CPU = "Skylake-Client"
+	if args := strings.Join(r.qemuArgs(), " "); !strings.Contains(args, "-cpu Skylake-Client ") {
+		t.Errorf("qemu args with -cpu Skylake-Client: %s", args)
+	}
 }
 
 func TestReadLines(t *testing.T) {
