@@ -27,9 +27,9 @@ func BenchmarkWireRsocketMix(b *testing.B) {
 		ack   time.Duration
 	}{
 		{"clean", false, 0},
-		{"mix/ack=537ms", true, 0},
-		{"mix/ack=67ms", true, ackTimeoutUnit << 14},
-		{"mix/ack=17ms", true, ackTimeoutUnit << 12},
+		{"mix-537ms", true, 0},
+		{"mix-67ms", true, ackTimeoutUnit << 14},
+		{"mix-17ms", true, ackTimeoutUnit << 12},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			if c.netem {
