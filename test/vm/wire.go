@@ -395,7 +395,7 @@ func (s *session) runPairs(ctx context.Context, pairs [][2]kernel,
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			results[i] = s.runPairOnce(ctx, files, p, payload)
+			results[i] = s.runPairRetrying(ctx, files, p, payload)
 		}()
 	}
 	wg.Wait()
@@ -421,9 +421,10 @@ type pairResult struct {
 	err  error
 }
 
-// runPairOnce runs pair p, and once more if a guest's kernel panicked
-// (the first boot's output is kept, and the reports say so).
-func (s *session) runPairOnce(ctx context.Context, files map[string]bootFiles, p [2]kernel,
+// runPairRetrying runs pair p, and boots it once more if a guest's
+// kernel panicked (the first boot's output is kept, and the reports say
+// so).
+func (s *session) runPairRetrying(ctx context.Context, files map[string]bootFiles, p [2]kernel,
 	payload func(k kernel, w *wireEnd, guestOutDir string) string) (r pairResult) {
 	reps, outs, err := s.runPair(ctx, files, p, payload)
 	if err != nil {
