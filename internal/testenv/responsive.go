@@ -103,12 +103,8 @@ func RequireResponsive(t testing.TB, what string, parked int, start func()) {
 	t.Helper()
 	sleepBound, gcBound := Bounds()
 	baseSleep, baseGC := Responsiveness(t, func() {})
-	allowSleep := min(max(sleepBound, time.Duration(sleepVsBaseline*float64(baseSleep))), sleepCeiling)
-	allowGC := min(max(gcBound, time.Duration(gcVsBaseline*float64(baseGC))), gcCeiling)
-	if Race {
-		allowSleep = max(allowSleep, sleepBound)
-		allowGC = max(allowGC, gcBound)
-	}
+	allowSleep := allowance(sleepBound, baseSleep, sleepVsBaseline, sleepCeiling)
+	allowGC := allowance(gcBound, baseGC, gcVsBaseline, gcCeiling)
 	before := ioWaiting()
 	var sleep, gc time.Duration
 	for i := range attempts {
@@ -128,6 +124,13 @@ func RequireResponsive(t testing.TB, what string, parked int, start func()) {
 	}
 	t.Fatalf("%s with GOMAXPROCS=1: in %d measurements time.Sleep(1ms) took %v (median, at most %v), runtime.GC() %v (at most %v) at the last; with none waiting %v and %v",
 		what, attempts, sleep, allowSleep, gc, allowGC, baseSleep, baseGC)
+}
+
+// allowance is what a measurement may take: bound, or factor times the
+// baseline where that is more, up to ceiling (which never lowers bound,
+// stretched as it is under the race detector).
+func allowance(bound, base time.Duration, factor float64, ceiling time.Duration) time.Duration {
+	return max(bound, min(time.Duration(factor*float64(base)), ceiling))
 }
 
 // requireParked waits up to a second for at least parked more goroutines

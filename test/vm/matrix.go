@@ -93,41 +93,25 @@ func (s *session) runJobs(ctx context.Context, jobs []vmJob, watch func(*runRepo
 	}
 	parallel := max(1, min(s.opts.parallel, len(jobs)))
 	reports := make([]runReport, len(jobs))
-	var (
-		outMu sync.Mutex // one block of output at a time
-		wg    sync.WaitGroup
-		slots = make(chan struct{}, parallel)
-	)
 	errs := make([]error, len(jobs))
-	for i, j := range jobs {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return nil, fmt.Errorf("interrupted: %v", ctx.Err())
+	var outMu sync.Mutex // one block of output at a time
+	err = bounded(ctx, len(jobs), parallel, func(i int) {
+		j := jobs[i]
+		var out io.Writer = s.stdout
+		var buf *bytes.Buffer
+		if parallel > 1 {
+			buf = new(bytes.Buffer)
+			out = buf
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			var out io.Writer = s.stdout
-			var buf *bytes.Buffer
-			if parallel > 1 {
-				buf = new(bytes.Buffer)
-				out = buf
-			}
-			reports[i], errs[i] = s.boot(ctx, j, files[j.kernel.Release], out, watch)
-			if buf != nil {
-				outMu.Lock()
-				fmt.Fprintf(s.stdout, "vm: ===== output of %s =====\n", reports[i].Name)
-				s.stdout.Write(buf.Bytes())
-				outMu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("interrupted: %v", ctx.Err())
+		reports[i], errs[i] = s.boot(ctx, j, files[j.kernel.Release], out, watch)
+		if buf != nil {
+			outMu.Lock()
+			writeOutput(s.stdout, reports[i].Name, buf)
+			outMu.Unlock()
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -210,4 +194,38 @@ func binsForCount(bins []testBinary, module string, first bool) []testBinary {
 		}
 	}
 	return out
+}
+
+// bounded calls run(0) … run(n-1) on goroutines, up to parallel at
+// once, starting them in order, and waits for them all. Once ctx is
+// done it starts no more and returns an "interrupted" error.
+func bounded(ctx context.Context, n, parallel int, run func(i int)) error {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, max(1, parallel))
+	for i := range n {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			run(i)
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %v", ctx.Err())
+	}
+	return nil
+}
+
+// writeOutput writes one guest's output as a block headed by its name.
+func writeOutput(w io.Writer, name string, out *bytes.Buffer) {
+	fmt.Fprintf(w, "vm: ===== output of %s =====\n", name)
+	w.Write(out.Bytes())
 }

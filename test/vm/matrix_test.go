@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -146,5 +149,39 @@ func TestBinsForCount(t *testing.T) {
 	}
 	if want := []string{"nldev", "cmd/internal/ibsysfs"}; !slices.Equal(got, want) {
 		t.Fatalf("other counts: %v, want %v", got, want)
+	}
+}
+
+// TestBounded: every index runs once, never more than parallel at a
+// time, started in order; a cancelled context starts nothing more and
+// says it was interrupted.
+func TestBounded(t *testing.T) {
+	var mu sync.Mutex
+	var started []int
+	running, most := 0, 0
+	err := bounded(context.Background(), 7, 2, func(i int) {
+		mu.Lock()
+		started = append(started, i)
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+	})
+	if err != nil || len(started) != 7 || most > 2 || most < 1 {
+		t.Fatalf("bounded: %v, started %v, at most %d at once", err, started, most)
+	}
+	for i := 1; i < len(started); i++ {
+		if started[i] < started[i-1]-1 { // two may swap as their goroutines start
+			t.Errorf("started out of order: %v", started)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	n := 0
+	if err := bounded(ctx, 3, 1, func(int) { n++ }); err == nil || !strings.Contains(err.Error(), "interrupted") || n != 0 {
+		t.Errorf("bounded with a cancelled context: %v after %d runs, want interrupted after none", err, n)
 	}
 }

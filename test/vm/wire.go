@@ -374,8 +374,10 @@ func checkPair(rep *runReport, list testList) {
 // well: more than one rendezvous's timeout (testenv.WireTimeout).
 const pairGrace = 3 * time.Minute
 
-// runPairs boots the pairs one after the other, the two guests of a pair
-// at once, and returns one report per guest, side a first. A pair in
+// runPairs boots the pairs, wireParallel of them at a time and the two
+// guests of a pair at once, and returns one report per guest, pair by
+// pair, side a first; each pair's output is printed, in order, once all
+// have ended. A pair in
 // which a guest's kernel panicked boots once more, and its reports say
 // so: 6.12's rxe corrupts its own slab now and then on the wire (see
 // docs/testing.md), a kernel bug that would otherwise fail the run by
@@ -387,18 +389,11 @@ func (s *session) runPairs(ctx context.Context, pairs [][2]kernel,
 		return nil, err
 	}
 	results := make([]pairResult, len(pairs))
-	slots := make(chan struct{}, s.wireParallel(list))
-	var wg sync.WaitGroup
-	for i, p := range pairs {
-		slots <- struct{}{} // in order: the first pairs start first
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			results[i] = s.runPairRetrying(ctx, files, p, payload)
-		}()
+	if err := bounded(ctx, len(pairs), s.wireParallel(list), func(i int) {
+		results[i] = s.runPairRetrying(ctx, files, pairs[i], payload)
+	}); err != nil {
+		return nil, err
 	}
-	wg.Wait()
 	var reports []runReport
 	for _, r := range results {
 		if r.err != nil {
@@ -439,19 +434,18 @@ func (s *session) runPairRetrying(ctx context.Context, files map[string]bootFile
 	}
 	if len(panicked) > 0 {
 		for i := range reps {
-			fmt.Fprintf(&r.out, "vm: ===== output of %s (first boot) =====\n", reps[i].Name)
-			io.Copy(&r.out, outs[i])
+			writeOutput(&r.out, reps[i].Name+" (first boot)", outs[i])
 		}
-		fmt.Fprintf(&r.out, "vm: the kernel of %s panicked: booting the pair once more\n", strings.Join(panicked, " and "))
-		fmt.Fprintf(s.stderr, "vm: the kernel of %s panicked: booting the pair once more\n", strings.Join(panicked, " and "))
+		msg := fmt.Sprintf("vm: the kernel of %s panicked: booting the pair once more\n", strings.Join(panicked, " and "))
+		io.WriteString(&r.out, msg)
+		io.WriteString(s.stderr, msg)
 		if reps, outs, err = s.runPair(ctx, files, p, payload); err != nil {
 			r.err = err
 			return r
 		}
 	}
 	for i := range reps {
-		fmt.Fprintf(&r.out, "vm: ===== output of %s =====\n", reps[i].Name)
-		io.Copy(&r.out, outs[i])
+		writeOutput(&r.out, reps[i].Name, outs[i])
 		if len(panicked) > 0 {
 			reps[i].Note = "booted twice: the kernel of " + strings.Join(panicked, " and ") + " panicked the first time"
 		}
