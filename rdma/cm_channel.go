@@ -201,7 +201,7 @@ func (ch *EventChannel) connectRequest(listener *ID, r *ucma.EventResp) *Event {
 		return nil
 	}
 	raw := decodeEvent(r, listener.qpType == ib.QPTypeUD)
-	child := &ID{ch: ch, handle: r.ID, ps: listener.ps, qpType: listener.qpType,
+	child := &ID{ch: ch, handle: r.ID, ps: listener.ps, qpType: listener.qpType, peer: raw.peer, peerData: raw.data,
 		initiatorDepth: raw.peer.InitiatorDepth, responderResources: raw.peer.ResponderResources}
 	if err := ch.register(child); err != nil {
 		ch.destroyHandle(r.ID)

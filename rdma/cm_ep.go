@@ -191,10 +191,6 @@ func (id *ID) GetRequest(ctx context.Context) (*ID, error) {
 			return nil, fmt.Errorf("rdma: %s: %v, want %v: %w", op, ev.Type, EventConnectRequest, errInvalid)
 		}
 		child := ev.ID
-		child.mu.Lock()
-		child.peer = ev.Peer
-		child.peerData = ev.PrivateData
-		child.mu.Unlock()
 		err = child.Migrate(nil)
 		if err == nil && opts != nil && !opts.NoQP {
 			err = child.createEPQP(opts)
@@ -207,7 +203,8 @@ func (id *ID) GetRequest(ctx context.Context) (*ID, error) {
 }
 
 // Request is what the peer sent with the connection request that made
-// this id (GetRequest's ids; librdmacm's event->param).
+// this id (librdmacm's event->param): for the ids of CONNECT_REQUEST
+// events and GetRequest.
 func (id *ID) Request() (PeerParam, []byte) {
 	id.mu.Lock()
 	defer id.mu.Unlock()

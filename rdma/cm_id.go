@@ -85,13 +85,18 @@ type ID struct {
 	mcs   []*Multicast // joined, not left
 
 	// Endpoints (cm_ep.go): what the id made for its QP and frees after
-	// it, a listener's options for its requests' QPs, and a request's
-	// parameters.
-	epPD     *uverbs.PD
-	epCQ     *uverbs.CQ
-	epOpts   *EPOptions
+	// it, and a listener's options for its requests' QPs.
+	epPD   *uverbs.PD
+	epCQ   *uverbs.CQ
+	epOpts *EPOptions
+
+	// A request's parameters and private data, on the id it made.
 	peer     PeerParam
 	peerData []byte
+
+	// peerMTU reads the peer's path MTU from its reply (Connect's
+	// ConnParam.PeerPathMTU), for CONNECT_RESPONSE.
+	peerMTU func([]byte) ib.MTU
 
 	// The request's values on a passive id, capped on Accept.
 	initiatorDepth, responderResources uint8
@@ -288,6 +293,19 @@ type ConnParam struct {
 	// (CreateQP); ignored otherwise.
 	QPNum uint32
 	SRQ   bool
+
+	// PeerPathMTU, when set, reads the largest path MTU the peer's port
+	// carries from the private data it sent: its request, on Accept; its
+	// reply, on Connect. The id's RC QP then goes to RTR with the smallest
+	// of the CM's path MTU, this port's active MTU and the peer's, so
+	// that both sides agree on what both wires carry. RoCE's CM does not
+	// negotiate this: it gives both QPs the dialer's route MTU, which a
+	// listener with a smaller MTU cannot send or take. Zero means the
+	// peer did not say (the CM's MTU stands). It must be the same
+	// function on both sides, and both must announce their port's active
+	// MTU in their private data; rsockets do (rsocket's connection data).
+	// Only for ids with a QP (CreateQP).
+	PeerPathMTU func(privateData []byte) ib.MTU
 }
 
 // defaultConnParam is librdmacm's for a NULL conn_param.
@@ -364,6 +382,11 @@ func (id *ID) Connect(ctx context.Context, param *ConnParam) error {
 			return fmt.Errorf("rdma: %s: initiator depth %d: the device has %d: %w", op, c.InitiatorDepth, init, errInvalid)
 		}
 	}
+	if param != nil {
+		id.mu.Lock()
+		id.peerMTU = param.PeerPathMTU
+		id.mu.Unlock()
+	}
 	req := ucma.Connect{ConnParam: c, ID: id.handle}
 	if err := id.write(op, ucma.RDMA_USER_CM_CMD_CONNECT, kabi.Bytes(&req), 0, nil); err != nil {
 		return err
@@ -390,7 +413,12 @@ func (id *ID) Accept(ctx context.Context, param *ConnParam) error {
 		c.ResponderResources = min(id.responderResources, resp)
 	}
 	if qp := id.QP(); qp != nil && id.qpType == ib.QPTypeRC {
-		if err := id.modifyRTR(qp, c.ResponderResources); err != nil {
+		var peerMTU ib.MTU
+		if param != nil && param.PeerPathMTU != nil {
+			_, data := id.Request()
+			peerMTU = param.PeerPathMTU(data)
+		}
+		if err := id.modifyRTR(qp, c.ResponderResources, peerMTU); err != nil {
 			return id.failQP(op, qp, err)
 		}
 		if err := id.modifyRTS(qp, c.InitiatorDepth); err != nil {

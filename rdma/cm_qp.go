@@ -127,8 +127,17 @@ func (id *ID) modify(qp *uverbs.QP, state ib.QPState, adjust func(*uverbs.QPAttr
 
 // modifyRTR is librdmacm's ucma_modify_qp_rtr: INIT→INIT with the
 // connection's values (the access flags), then RTR, with
-// max_dest_rd_atomic = resp unless MaxResources.
-func (id *ID) modifyRTR(qp *uverbs.QP, resp uint8) error {
+// max_dest_rd_atomic = resp unless MaxResources. A peerMTU other than
+// zero (ConnParam.PeerPathMTU) caps the path MTU, with this port's
+// active MTU.
+func (id *ID) modifyRTR(qp *uverbs.QP, resp uint8, peerMTU ib.MTU) error {
+	var portMTU ib.MTU
+	if peerMTU != 0 {
+		var err error
+		if portMTU, err = id.activeMTU(); err != nil {
+			return err
+		}
+	}
 	if err := id.modify(qp, ib.QPStateInit, nil); err != nil {
 		return err
 	}
@@ -136,7 +145,30 @@ func (id *ID) modifyRTR(qp *uverbs.QP, resp uint8) error {
 		if resp != MaxResources {
 			a.MaxDestRdAtomic = resp
 		}
+		if peerMTU != 0 {
+			a.PathMTU = min(a.PathMTU, peerMTU, portMTU)
+		}
 	})
+}
+
+// activeMTU queries the active MTU of the id's port now: rxe's follows
+// its netdev's MTU, which may have changed since the device was opened.
+func (id *ID) activeMTU() (ib.MTU, error) {
+	id.mu.Lock()
+	dev, port := id.dev, int(id.port)
+	id.mu.Unlock()
+	if dev == nil {
+		return 0, fmt.Errorf("the id is not bound to a device: %w", errInvalid)
+	}
+	ctx, err := dev.Context()
+	if err != nil {
+		return 0, err
+	}
+	a, err := ctx.QueryPort(port)
+	if err != nil {
+		return 0, err
+	}
+	return a.ActiveMTU, nil
 }
 
 // modifyRTS is ucma_modify_qp_rts: RTS with max_rd_atomic = depth unless
@@ -168,7 +200,14 @@ func (id *ID) onEvent(ev *Event) {
 		if qp == nil {
 			return // the application establishes (Establish)
 		}
-		err := id.modifyRTR(qp, MaxResources)
+		var peerMTU ib.MTU
+		id.mu.Lock()
+		f := id.peerMTU
+		id.mu.Unlock()
+		if f != nil {
+			peerMTU = f(ev.PrivateData)
+		}
+		err := id.modifyRTR(qp, MaxResources, peerMTU)
 		if err == nil {
 			err = id.modifyRTS(qp, MaxResources)
 		}

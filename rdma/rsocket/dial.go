@@ -229,7 +229,8 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 	}
 	c := newConn(id, ch, res)
 	cd := c.ourConnData()
-	if err := id.Connect(ctx, &rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: retry, RNRRetryCount: 7}); err != nil {
+	if err := id.Connect(ctx, &rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: retry, RNRRetryCount: 7,
+		PeerPathMTU: peerPathMTU}); err != nil {
 		return nil, err
 	}
 	ev, err := awaitEvent(ctx, id, rdma.EventEstablished)

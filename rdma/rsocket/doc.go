@@ -64,6 +64,14 @@
 // send keepalives only when SO_KEEPALIVE asks, every tcp_keepalive_time
 // (2 hours); on rxe they never notice a silent peer.
 //
+// The two sides' wires may differ in MTU. RoCE's connection manager
+// gives both QPs the dialer's path MTU, so rdma-core's rsockets fail to
+// move data when the side with the larger MTU dials. Ours agree on the
+// smaller: each side announces its port's active MTU in a byte of the
+// connection data that rdma-core zeroes and ignores, and both QPs go to
+// RTR with the smaller of the two (rdma.ConnParam.PeerPathMTU). With a C
+// peer nothing changes.
+//
 // rsockets' iomap (riomap, riowrite) is Conn.Map and Conn.WriteAt: one
 // side maps a window of registered memory outside Go's heap, the other
 // RDMA-writes into it by offset, without a message, and says so on the

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/rdma/internal/rsproto"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -72,13 +73,27 @@ func (c *conn) start(peer rsproto.ConnData) {
 
 // ourConnData is what this side announces (rs_format_conn_data). Its
 // credit updates and iomap entries come in little-endian order (no
-// FlagNet); its iomap array follows the target SGL.
+// FlagNet); its iomap array follows the target SGL. Beyond
+// rs_format_conn_data it carries the port's active MTU, in a byte
+// rdma-core zeroes (peerPathMTU).
 func (c *conn) ourConnData() rsproto.ConnData {
 	r := &c.res
-	return rsproto.ConnData{Version: rsproto.Version, Credits: uint16(r.rqSize),
+	return rsproto.ConnData{Version: rsproto.Version, Credits: uint16(r.rqSize), PathMTU: uint8(r.portMTU),
 		Flags: rsproto.FlagIOMap, IOMapSize: rsproto.ValueToScale(r.iomapSize),
 		TargetSGL: rsproto.SGE{Addr: r.tbuf.Addr(0), Key: r.tmr.RKey(), Length: rsproto.SGLSize},
 		DataBuf:   rsproto.SGE{Addr: r.rbuf.Addr(0), Key: r.rmr.RKey(), Length: uint32(r.rbufSize / 2)}}
+}
+
+// peerPathMTU is the port MTU a peer's connection data announces, 0
+// where it says none (rdma-core's rsockets): both sides then go to RTR
+// with the smaller of theirs (rdma.ConnParam.PeerPathMTU), where RoCE's
+// CM would give both the dialer's.
+func peerPathMTU(privateData []byte) ib.MTU {
+	cd, err := rsproto.UnmarshalConnData(privateData)
+	if err != nil {
+		return 0
+	}
+	return ib.MTU(cd.PathMTU)
 }
 
 // target and putTarget read and write entry i of the target SGL array,

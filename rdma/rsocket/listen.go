@@ -234,7 +234,8 @@ func (l *Listener) handshake(ctx context.Context, child *rdma.ID, peer rsproto.C
 	accepted = true
 	// No RetryCount: the QP takes the request's, the dialer's (a reply
 	// carries none).
-	if err := child.Accept(ctx, &rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RNRRetryCount: 7}); err != nil {
+	if err := child.Accept(ctx, &rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RNRRetryCount: 7,
+		PeerPathMTU: peerPathMTU}); err != nil {
 		return nil, err
 	}
 	c.run(peer, l.opts)

@@ -3,8 +3,9 @@ package rsocket
 import (
 	"errors"
 	"fmt"
-	"github.com/rdmastack/rdmastack/rdma"
 
+	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/rdma"
 	"github.com/rdmastack/rdmastack/rdma/internal/rsproto"
 	"github.com/rdmastack/rdmastack/uverbs"
 	"github.com/rdmastack/rdmastack/uverbs/membuf"
@@ -29,8 +30,9 @@ type rsResources struct {
 
 	sqSize, rqSize     int
 	sbufSize, rbufSize int
-	inline             int // the most bytes a send carries inline (sq_inline)
-	iomapSize          int // entries of the target iomap array (set before setup)
+	inline             int    // the most bytes a send carries inline (sq_inline)
+	iomapSize          int    // entries of the target iomap array (set before setup)
+	portMTU            ib.MTU // the port's active MTU, announced in the connection data
 }
 
 // setup makes the resources of a connection on id, whose device is known
@@ -52,6 +54,11 @@ func (r *rsResources) setup(id *rdma.ID, sz rsSizes) (err error) {
 	if err != nil {
 		return err
 	}
+	port, err := ctx.QueryPort(id.Port())
+	if err != nil {
+		return err
+	}
+	r.portMTU = port.ActiveMTU
 	devMax := 0
 	if attr, err := dev.Attr(); err == nil {
 		devMax = int(attr.MaxQPWR)

@@ -67,6 +67,7 @@ type ConnData struct {
 	Version   uint8
 	Flags     uint8
 	Credits   uint16 // the sender's receive queue size: messages it can take
+	PathMTU   uint8  // reserved[0]; ours: the sender's port's active MTU (enum ib_mtu), 0 from rdma-core, which zeroes it
 	IOMapSize uint8  // target_iomap_size, scaled (rs_value_to_scale)
 	TargetSGL SGE    // where to write credit updates: SGLSize entries
 	DataBuf   SGE    // the first half of the sender's receive buffer
@@ -82,7 +83,7 @@ func (c *ConnData) Marshal() []byte {
 	b := make([]byte, ConnDataSize)
 	b[0], b[1] = c.Version, c.Flags
 	binary.BigEndian.PutUint16(b[2:], c.Credits)
-	// b[4:7] reserved
+	b[4] = c.PathMTU // b[5:7] reserved
 	b[7] = c.IOMapSize
 	c.TargetSGL.Put(b[8:], binary.BigEndian)
 	c.DataBuf.Put(b[24:], binary.BigEndian)
@@ -96,7 +97,7 @@ func UnmarshalConnData(b []byte) (ConnData, error) {
 	if len(b) < ConnDataSize {
 		return ConnData{}, fmt.Errorf("rs_conn_data of %d bytes, want %d: %w", len(b), ConnDataSize, ErrMalformed)
 	}
-	c := ConnData{Version: b[0], Flags: b[1], Credits: binary.BigEndian.Uint16(b[2:]), IOMapSize: b[7]}
+	c := ConnData{Version: b[0], Flags: b[1], Credits: binary.BigEndian.Uint16(b[2:]), PathMTU: b[4], IOMapSize: b[7]}
 	c.TargetSGL, _ = DecodeSGE(b[8:], binary.BigEndian)
 	c.DataBuf, _ = DecodeSGE(b[24:], binary.BigEndian)
 	switch {

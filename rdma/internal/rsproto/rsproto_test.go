@@ -42,6 +42,26 @@ func TestConnDataBytes(t *testing.T) {
 	}
 }
 
+// TestConnDataPathMTU: our path MTU goes in the first reserved byte,
+// which rdma-core zeroes (the fixture above: no MTU said).
+func TestConnDataPathMTU(t *testing.T) {
+	b, _ := hex.DecodeString(connDataFixture)
+	c, err := UnmarshalConnData(b)
+	if err != nil || c.PathMTU != 0 {
+		t.Fatalf("rdma-core's conn data: path MTU %d, %v; want 0", c.PathMTU, err)
+	}
+	c.PathMTU = 3 // IB_MTU_1024
+	m := c.Marshal()
+	want := append([]byte(nil), b...)
+	want[4] = 3
+	if !bytes.Equal(m, want) {
+		t.Fatalf("Marshal with path MTU 3:\n got %x\nwant %x", m, want)
+	}
+	if got, err := UnmarshalConnData(m); err != nil || got != c {
+		t.Fatalf("UnmarshalConnData = %+v, %v; want %+v", got, err, c)
+	}
+}
+
 func TestConnDataFile(t *testing.T) {
 	b, err := os.ReadFile("testdata/conn_data.bin")
 	if err != nil {
@@ -132,7 +152,7 @@ func FuzzUnmarshalConnData(f *testing.F) {
 		if !bytes.Equal(c.Marshal(), b[:ConnDataSize]) {
 			// reserved bytes are dropped; everything else must round-trip
 			m := c.Marshal()
-			if !bytes.Equal(m[:4], b[:4]) || !bytes.Equal(m[7:], b[7:ConnDataSize]) {
+			if !bytes.Equal(m[:5], b[:5]) || !bytes.Equal(m[7:], b[7:ConnDataSize]) {
 				t.Fatalf("round trip %x → %x", b[:ConnDataSize], m)
 			}
 		}
