@@ -31,8 +31,24 @@ func RxeAddr(t testing.TB) (netip.Addr, uint32) {
 	return rxetest.Addr(t)
 }
 
-// WaitListen waits until an rdma_cm id of dev listens on addr.
+// WaitListen waits until an rdma_cm id of dev listens on addr, and then
+// listenSettle more. The kernel's rdma_listen shows the id as listening
+// (nldev's state) before it registers the service with the IB CM
+// (cma_ib_listen): a request in between is rejected as for an unknown
+// service (reason 8). That is a few instructions and an allocation, but
+// a guest on a busy host was preempted there once (rping, 6.1).
 func WaitListen(dev uint32, addr netip.AddrPort, d time.Duration) error {
+	if err := waitListen(dev, addr, d); err != nil {
+		return err
+	}
+	time.Sleep(listenSettle)
+	return nil
+}
+
+// listenSettle is how long WaitListen lets a listen it saw finish.
+const listenSettle = 50 * time.Millisecond
+
+func waitListen(dev uint32, addr netip.AddrPort, d time.Duration) error {
 	c, err := nldev.Dial()
 	if err != nil {
 		return err
