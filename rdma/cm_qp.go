@@ -146,7 +146,10 @@ func (id *ID) modifyRTR(qp *uverbs.QP, resp uint8, peerMTU ib.MTU) error {
 			a.MaxDestRdAtomic = resp
 		}
 		if peerMTU != 0 {
-			a.PathMTU = min(a.PathMTU, peerMTU, portMTU)
+			a.PathMTU = min(a.PathMTU, peerMTU)
+		}
+		if portMTU != 0 {
+			a.PathMTU = min(a.PathMTU, portMTU)
 		}
 	})
 }
