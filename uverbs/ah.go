@@ -72,6 +72,9 @@ func (ah *AH) MAC() net.HardwareAddr { return ah.mac }
 func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 	c := pd.ctx
 	const op = "create ah"
+	if c.prov.transport().iwarp {
+		return nil, c.unsupported(op, "an address handle")
+	}
 	if attr.Port == 0 {
 		return nil, invalid(c.dev.Name, op, "ports are numbered from 1")
 	}
@@ -82,7 +85,7 @@ func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 	defer done()
 	req := abi.CreateAh{PdHandle: pd.handle, Attr: attr.abi()}
 	var resp abi.CreateAhResp
-	drv := make([]byte, driverData(c.dev.DriverID).createAHOut)
+	drv := make([]byte, c.prov.udata().createAHOut)
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_AH,
 		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
 		return nil, err

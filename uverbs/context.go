@@ -27,6 +27,7 @@ type Context struct {
 	mu      sync.RWMutex // held for reading by every command, for writing by Close
 	closeMu sync.Mutex   // held across Close, so that a second Close returns when all is undone
 	k       kernel
+	prov    provider // the driver's, chosen when the context opens (provider.go)
 	closed  bool
 	shared  atomic.Bool // Close refuses: see ErrShared and internal/ctxshare
 
@@ -89,13 +90,22 @@ func OpenWith(dev Device, iface Interface) (*Context, error) {
 
 // newContext runs GET_CONTEXT on an open char device.
 func newContext(dev Device, k kernel, iface Interface) (*Context, error) {
-	c := &Context{dev: dev, driver: uint32(dev.DriverID), k: k, objects: map[uint64]any{}, asyncFD: -1}
-	drv := driverData(dev.DriverID)
-	if dev.DriverID != ib.DriverMLX5 {
-		if err := c.getContext(iface, drv.getContextIn, make([]byte, drv.getContextOut)); err != nil {
-			return nil, err
-		}
-		return c, nil
+	c := &Context{dev: dev, driver: uint32(dev.DriverID), k: k, prov: providerFor(dev.DriverID), objects: map[uint64]any{}, asyncFD: -1}
+	if err := c.openContext(iface); err != nil {
+		return nil, err
+	}
+	if err := c.prov.open(c); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// openContext runs GET_CONTEXT with the driver's data.
+func (c *Context) openContext(iface Interface) error {
+	drv := c.prov.udata()
+	if c.dev.DriverID != ib.DriverMLX5 {
+		return c.getContext(iface, drv.getContextIn, make([]byte, drv.getContextOut))
 	}
 	// mlx5 requires a request; like libmlx5, retry shorter and
 	// DEVX-less forms of it when the kernel refuses one.
@@ -104,13 +114,13 @@ func newContext(dev Device, k kernel, iface Interface) (*Context, error) {
 		out := make([]byte, kabi.Sizeof[abi.Mlx5IbAllocUcontextResp]())
 		if err = c.getContext(iface, a.bytes(), out); err == nil {
 			c.mlx5 = decodeMLX5Context(&a, out)
-			return c, nil
+			return nil
 		}
 		if c.ioctlOK {
-			return nil, err // the context exists; only the async fd failed
+			return err // the context exists; only the async fd failed
 		}
 	}
-	return nil, err
+	return err
 }
 
 // getContext runs GET_CONTEXT with the driver's data, through ioctl where
@@ -295,6 +305,7 @@ func (c *Context) close() error {
 	for _, r := range owned {
 		errs = append(errs, r.release())
 	}
+	errs = append(errs, c.prov.close())
 	return wrap(c.dev.Name, "close", errors.Join(errs...))
 }
 
@@ -415,34 +426,4 @@ type driverUdata struct {
 	createQPOut   int
 	createSRQOut  int
 	createAHOut   int
-}
-
-func driverData(d ib.DriverID) driverUdata {
-	switch d {
-	case ib.DriverRXE:
-		return driverUdata{
-			createCQOut:  kabi.Sizeof[abi.RxeCreateCqResp](),
-			createQPOut:  kabi.Sizeof[abi.RxeCreateQpResp](),
-			createSRQOut: kabi.Sizeof[abi.RxeCreateSrqResp](),
-			createAHOut:  kabi.Sizeof[abi.RxeCreateAhResp](),
-		}
-	case ib.DriverSIW:
-		return driverUdata{
-			getContextOut: kabi.Sizeof[abi.SiwUrespAllocCtx](),
-			createCQOut:   kabi.Sizeof[abi.SiwUrespCreateCq](),
-			createQPOut:   kabi.Sizeof[abi.SiwUrespCreateQp](),
-			createSRQOut:  kabi.Sizeof[abi.SiwUrespCreateSrq](),
-			// siw_reg_user_mr refuses (EINVAL) a REG_MR without both;
-			// stag_key 0, as rdma-core's libsiw sends.
-			regMRIn:  make([]byte, kabi.Sizeof[abi.SiwUreqRegMr]()),
-			regMROut: kabi.Sizeof[abi.SiwUrespRegMr](),
-		}
-	case ib.DriverMLX5:
-		// GET_CONTEXT's request is built by mlx5GetContextAttempts.
-		return driverUdata{
-			allocPDOut:  kabi.Sizeof[abi.Mlx5IbAllocPdResp](),
-			createAHOut: kabi.Sizeof[abi.Mlx5IbCreateAhResp](),
-		}
-	}
-	return driverUdata{}
 }

@@ -19,6 +19,7 @@ type CQ struct {
 	driver     []byte
 	channel    *CompChannel
 	ops        cqOps         // the provider's; nil on a context without a char device
+	polls      atomic.Uint32 // Poll calls but Drain's own (modulo 2^32): tells Drain another goroutine polls
 	events     atomic.Uint64 // completion events GetEvent returned
 	acked      atomic.Uint64 // of which acknowledged (AckEvents)
 
@@ -44,17 +45,21 @@ func (c *Context) CreateCQ(attr CQAttr) (*CQ, error) {
 	if attr.CQE < 1 || attr.CQE > 1<<31-1 || attr.CompVector < 0 {
 		return nil, invalid(c.dev.Name, op, "cqe %d or comp vector %d out of range", attr.CQE, attr.CompVector)
 	}
-	p, err := c.dataPath(op, "CQ")
+	dp, err := c.dataPath(op, "CQ")
 	if err != nil {
 		return nil, err
+	}
+	d, err := c.prov.prepareCQ(&attr)
+	if err != nil {
+		return nil, wrap(c.dev.Name, op, err)
 	}
 	cq := &CQ{object: object{ctx: c, kind: "cq"}, channel: attr.CompChannel, userHandle: c.newHandle()}
 	req := abi.CreateCq{UserHandle: cq.userHandle, Cqe: uint32(attr.CQE), CompVector: uint32(attr.CompVector), CompChannel: -1}
 	var resp abi.CreateCqResp
-	cq.driver = make([]byte, driverData(c.dev.DriverID).createCQOut)
+	cq.driver = d.out
 	create := func() error {
 		return c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_CQ,
-			Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: cq.driver})
+			Req: kabi.Bytes(&req), DriverIn: d.in, Resp: kabi.Bytes(&resp), DriverOut: d.out})
 	}
 	if ch := attr.CompChannel; ch != nil {
 		// The channel's fd stays open (its number not reused) until the
@@ -70,11 +75,12 @@ func (c *Context) CreateCQ(attr CQAttr) (*CQ, error) {
 		err = create()
 	}
 	if err != nil {
+		d.failed()
 		return nil, err
 	}
 	cq.handle, cq.id, cq.cqe = resp.CqHandle, resp.CqHandle, int(resp.Cqe)
-	if p != nil {
-		if cq.ops, err = p.newCQ(cq); err != nil {
+	if dp {
+		if cq.ops, err = c.prov.newCQ(cq, d); err != nil {
 			err = cq.fail("map", err)
 			return nil, errors.Join(err, cq.Close())
 		}
@@ -95,16 +101,6 @@ func (cq *CQ) CQE() int { return cq.cqe }
 
 // Channel is the completion channel the CQ reports to, nil for none.
 func (cq *CQ) Channel() *CompChannel { return cq.channel }
-
-// Poll reads up to len(wc) completions into wc and returns how many
-// (ibv_poll_cq). It does not allocate.
-func (cq *CQ) Poll(wc []WC) (int, error) {
-	switch x := cq.ops.(type) {
-	case *rxeCQ:
-		return x.poll(wc)
-	}
-	return 0, cq.fail("poll cq", errNoDataPath)
-}
 
 // RequestNotify arms the CQ (ibv_req_notify_cq): the next completion
 // (with solicitedOnly, the next solicited one) raises an event on its

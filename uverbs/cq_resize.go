@@ -22,7 +22,10 @@ func (cq *CQ) Resize(cqe int) error {
 	if cqe < 1 || cqe > 1<<31-1 {
 		return invalid(c.dev.Name, op, "cqe %d out of range", cqe)
 	}
-	if err := c.needsProviderBuffers(op, "CQ"); err != nil {
+	if c.prov.transport().iwarp {
+		return c.unsupported(op, "resizing a CQ")
+	}
+	if _, err := c.dataPath(op, "CQ"); err != nil {
 		return err
 	}
 	done, err := cq.useExclusive(op)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
@@ -209,14 +208,20 @@ func decodeMLX5Context(a *mlx5GetContextAttempt, b []byte) *MLX5Context {
 	}
 }
 
-// needsProviderBuffers refuses, before anything is sent, the creation of
-// a queue whose memory the driver expects the user-space provider to
-// allocate: mlx5 takes the CQ, QP and SRQ buffers and their doorbell
-// records from user memory (struct mlx5_ib_create_cq and friends carry
-// their addresses), and this package implements no mlx5 provider.
-func (c *Context) needsProviderBuffers(op, what string) error {
-	if c.dev.DriverID != ib.DriverMLX5 {
-		return nil
+// mlx5Refusal refuses, before anything is sent, the creation of a queue
+// whose memory the driver expects the user-space provider to allocate:
+// mlx5 takes the CQ, QP and SRQ buffers and their doorbell records from
+// user memory (struct mlx5_ib_create_cq and friends carry their
+// addresses), and this package has no mlx5 data path.
+func mlx5Refusal(what string) error {
+	return fmt.Errorf("mlx5 needs the %s buffer and doorbell record allocated by an mlx5 user-space provider, which rdmastack does not have: %w", what, ErrNotSupported)
+}
+
+// mlx5Udata is the driver data of mlx5's control-path commands
+// (GET_CONTEXT's request is built by mlx5GetContextAttempts).
+func mlx5Udata() driverUdata {
+	return driverUdata{
+		allocPDOut:  kabi.Sizeof[abi.Mlx5IbAllocPdResp](),
+		createAHOut: kabi.Sizeof[abi.Mlx5IbCreateAhResp](),
 	}
-	return wrap(c.dev.Name, op, fmt.Errorf("mlx5 needs the %s buffer and doorbell record allocated by an mlx5 user-space provider, which rdmastack does not have: %w", what, ErrNotSupported))
 }

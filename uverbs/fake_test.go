@@ -19,7 +19,29 @@ type fakeKernel struct {
 	writes  [][]byte
 	onIoctl func(c *abi.Ioctl) error
 	onWrite func(w *abi.WriteCmd) error
+
+	// The data path: a fake kernel with onMmap shares queues (its
+	// memory must come from unix.Mmap); doorbells are counted, and the
+	// last one kept (without allocating).
+	onMmap       func(offset int64, length int) ([]byte, error)
+	doorbells    int
+	lastDoorbell [64]byte
 }
+
+func (k *fakeKernel) mmap(offset int64, length int) ([]byte, error) {
+	if k.onMmap == nil {
+		return nil, unix.ENODEV
+	}
+	return k.onMmap(offset, length)
+}
+
+func (k *fakeKernel) doorbell(cmd []byte) (int, error) {
+	k.doorbells++
+	copy(k.lastDoorbell[:], cmd)
+	return len(cmd), nil
+}
+
+func (k *fakeKernel) queues() bool { return k.onMmap != nil }
 
 func (k *fakeKernel) ioctl(c *abi.Ioctl, driver uint32) error {
 	k.ioctls = append(k.ioctls, append([]byte(nil), c.Encoded(driver)...))

@@ -56,7 +56,7 @@ func (pd *PD) RegMR(buf []byte, access Access) (*MR, error) {
 	addr := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
 	req := abi.RegMr{Start: uint64(addr), Length: uint64(len(buf)), HcaVa: uint64(addr), PdHandle: pd.handle, AccessFlags: uint32(access)}
 	var resp abi.RegMrResp
-	drv := driverData(c.dev.DriverID)
+	drv := c.prov.udata()
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_REG_MR, Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp),
 		DriverIn: drv.regMRIn, DriverOut: make([]byte, drv.regMROut)}); err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ type PD struct {
 func (c *Context) AllocPD() (*PD, error) {
 	var req abi.AllocPd
 	var resp abi.AllocPdResp
-	drv := make([]byte, driverData(c.dev.DriverID).allocPDOut)
+	drv := make([]byte, c.prov.udata().allocPDOut)
 	if err := c.write("alloc pd", &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_ALLOC_PD,
 		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
 		return nil, err

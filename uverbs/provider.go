@@ -8,29 +8,81 @@ import (
 	"github.com/rdmastack/rdmastack/ib"
 )
 
+// How a provider plugs in.
+//
 // The data path is the driver's: each driver with user-space queues has a
 // provider here (as libibverbs has one per driver, reached through the
-// context's ops), and CQ, QP and SRQ dispatch their data-path verbs to
-// the provider object made when they were created. rxe is the only
-// provider so far (rxe_*.go).
+// context's ops). A Context chooses its provider once, when it opens
+// (openProvider), after GET_CONTEXT: that is where a provider maps what
+// the whole context needs (mlx5's UAR pages would be mapped there), and
+// Close releases it after the context's objects.
 //
-// The hot verbs (PostSend, PostRecv, Poll) dispatch with a type switch on
-// the provider's concrete type rather than through an interface method:
-// a work request passed to an interface method escapes to the heap, and a
-// type switch keeps PostSend and Poll free of allocations.
-
-// provider makes the data-path half of the objects of one driver.
+// Creating a CQ, QP or SRQ runs in three steps around the one create
+// command: the provider's prepare hook returns the driver data to send
+// and the room for the driver's response (it may allocate first: a
+// hardware provider gives the kernel the addresses of queue buffers and
+// doorbell records it allocated, as mlx5's struct mlx5_ib_create_cq
+// does), the generic code sends the command, and the provider's new hook
+// reads the response and maps the queues (rxe's mminfo, siw's keys). A
+// failed command undoes what prepare allocated.
+//
+// The hot verbs (PostSend, PostRecv, Poll) dispatch in one place,
+// datapath.go, with a type switch on the provider's concrete object
+// rather than through an interface method: a work request passed to an
+// interface method escapes to the heap, and the switch keeps them free
+// of allocations. What is the same for every provider stays out of the
+// providers: the checks of a work request against the QP and the
+// transport (checkSend, checkRecv), and Drain's markers (qp_drain.go).
 type provider interface {
-	newCQ(cq *CQ) (cqOps, error)
-	newQP(qp *QP, drv []byte) (qpOps, error)
-	newSRQ(srq *SRQ) (srqOps, error)
+	// udata is the driver data of the control path's commands.
+	udata() driverUdata
+	// transport says what the device's transport cannot do (iWARP).
+	transport() transportLimits
+
+	prepareCQ(attr *CQAttr) (driverIO, error)
+	newCQ(cq *CQ, d driverIO) (cqOps, error)
+	prepareQP(init *QPInit) (driverIO, error)
+	newQP(qp *QP, d driverIO) (qpOps, error)
+	prepareSRQ(attr *SRQAttr) (driverIO, error)
+	newSRQ(srq *SRQ, d driverIO) (srqOps, error)
+	// srqNum reads the SRQ number from a driver that reports it in its
+	// response rather than the core's (0 for none).
+	srqNum(out []byte) uint32
+
+	// open runs once GET_CONTEXT has made the context: a provider maps
+	// what the whole context needs here; close releases it after the
+	// context's objects.
+	open(c *Context) error
+	close() error
 }
+
+// driverIO is a create command's driver data: in goes with the command,
+// out receives the driver's response, and undo (may be nil) frees what
+// prepare allocated when the command fails.
+type driverIO struct {
+	in, out []byte
+	undo    func()
+}
+
+// failed runs undo after a failed command.
+func (d driverIO) failed() {
+	if d.undo != nil {
+		d.undo()
+	}
+}
+
+// sized is the driverIO of a provider that sends nothing and reads n
+// bytes back.
+func sized(n int) driverIO { return driverIO{out: make([]byte, n)} }
 
 // The providers' objects implement the interfaces.
 var (
 	_ cqOps  = (*rxeCQ)(nil)
 	_ qpOps  = (*rxeQP)(nil)
 	_ srqOps = (*rxeSRQ)(nil)
+	_ cqOps  = (*siwCQ)(nil)
+	_ qpOps  = (*siwQP)(nil)
+	_ srqOps = (*siwSRQ)(nil)
 )
 
 // cqOps, qpOps and srqOps are the cold verbs of a provider's objects;
@@ -47,6 +99,8 @@ type cqOps interface {
 
 type qpOps interface {
 	maxInline() int
+	// maxSendSGE is the most SGEs a send queue element holds.
+	maxSendSGE() int
 	release() error
 }
 
@@ -55,51 +109,88 @@ type srqOps interface {
 	release() error
 }
 
-// providerFor returns the provider of a driver, nil for none.
+// transportLimits is what a transport forbids, checked by the generic
+// code before anything reaches a provider or the kernel.
+type transportLimits struct {
+	iwarp bool // RC only, no AH, MW, atomics, immediate data or CQ resize; a READ's sink has one SGE
+}
+
+// unsupported is the error of a verb the device's transport forbids.
+func (c *Context) unsupported(op, what string) error {
+	return wrap(c.dev.Name, op, fmt.Errorf("%s on %s (%v): %w", what, c.dev.DriverID, c.transportName(), ErrNotSupported))
+}
+
+func (c *Context) transportName() string {
+	if c.prov.transport().iwarp {
+		return "iWARP"
+	}
+	return "InfiniBand/RoCE"
+}
+
+// providerFor chooses a context's provider by its driver.
 func providerFor(d ib.DriverID) provider {
 	switch d {
 	case ib.DriverRXE:
 		return rxeProvider{}
+	case ib.DriverSIW:
+		return siwProvider{}
+	case ib.DriverMLX5:
+		return controlOnly{u: mlx5Udata(), refuse: mlx5Refusal}
 	}
-	return nil
+	return controlOnly{}
 }
+
+// controlOnly is the provider of a driver without a data path here: the
+// control path works, and creating a CQ, QP or SRQ on a char device is
+// refused before anything is sent (refuse, when set, refuses it even on
+// a fake kernel: a driver whose queues need provider memory).
+type controlOnly struct {
+	u      driverUdata
+	refuse func(what string) error
+}
+
+func (p controlOnly) udata() driverUdata                    { return p.u }
+func (controlOnly) transport() transportLimits              { return transportLimits{} }
+func (p controlOnly) prepareCQ(*CQAttr) (driverIO, error)   { return sized(p.u.createCQOut), nil }
+func (controlOnly) newCQ(*CQ, driverIO) (cqOps, error)      { return nil, errNoDataPath }
+func (p controlOnly) prepareQP(*QPInit) (driverIO, error)   { return sized(p.u.createQPOut), nil }
+func (controlOnly) newQP(*QP, driverIO) (qpOps, error)      { return nil, errNoDataPath }
+func (p controlOnly) prepareSRQ(*SRQAttr) (driverIO, error) { return sized(p.u.createSRQOut), nil }
+func (controlOnly) newSRQ(*SRQ, driverIO) (srqOps, error)   { return nil, errNoDataPath }
+func (controlOnly) srqNum([]byte) uint32                    { return 0 }
+func (controlOnly) open(*Context) error                     { return nil }
+func (controlOnly) close() error                            { return nil }
 
 // ErrNoProvider is matched by the error of creating a CQ, QP or SRQ on a
 // device whose driver has no data-path provider in this package; the
 // error names the driver. It matches ErrNotSupported.
 var ErrNoProvider = fmt.Errorf("no data-path provider for the driver: %w", ErrNotSupported)
 
-// dataPath returns the provider for a new CQ, QP or SRQ (what), nil for a
-// context without a char device (the tests' fake kernels: control path
-// only). A driver without a provider is refused before anything is sent.
-func (c *Context) dataPath(op, what string) (provider, error) {
-	if err := c.needsProviderBuffers(op, what); err != nil {
-		return nil, err
+// dataPath says whether a new CQ, QP or SRQ (what) gets a data path:
+// false for a context without a char device (the tests' fake kernels:
+// control path only). A driver without a provider is refused before
+// anything is sent.
+func (c *Context) dataPath(op, what string) (bool, error) {
+	if cp, ok := c.prov.(controlOnly); ok && cp.refuse != nil {
+		return false, wrap(c.dev.Name, op, cp.refuse(what))
 	}
-	if _, ok := c.fd(); !ok {
-		return nil, nil
+	if !c.k.queues() {
+		return false, nil
 	}
-	p := providerFor(c.dev.DriverID)
-	if p == nil {
-		return nil, wrap(c.dev.Name, op, fmt.Errorf("%s: driver %v: %w", what, c.dev.DriverID, ErrNoProvider))
+	if _, ok := c.prov.(controlOnly); ok {
+		return false, wrap(c.dev.Name, op, fmt.Errorf("%s: driver %v: %w", what, c.dev.DriverID, ErrNoProvider))
 	}
-	return p, nil
+	return true, nil
 }
 
 // errNoDataPath is the cause of a data-path verb on an object made
 // without a provider (a fake kernel's).
 var errNoDataPath = fmt.Errorf("object has no data path: %w", ErrNotSupported)
 
-// fd is the char device's descriptor; ok is false for a context that is
-// not backed by one (tests' fake kernels).
-func (c *Context) fd() (int, bool) {
-	k, ok := c.k.(fdKernel)
-	return k.fd, ok
-}
-
 // mapQueue maps length bytes of the char device at offset, the cookie a
 // driver returned for a queue it shares with user space (rxe's struct
-// mminfo). Unmap the result with unix.Munmap.
+// mminfo, siw's keys), through the kernel seam. Unmap the result with
+// Context.unmap.
 func (c *Context) mapQueue(offset uint64, length int) ([]byte, error) {
 	op := fmt.Sprintf("map queue at %#x", offset)
 	c.mu.RLock()
@@ -107,32 +198,28 @@ func (c *Context) mapQueue(offset uint64, length int) ([]byte, error) {
 	if c.closed {
 		return nil, wrap(c.dev.Name, op, errClosed)
 	}
-	fd, ok := c.fd()
-	if !ok {
-		return nil, wrap(c.dev.Name, op, errNoDataPath)
-	}
 	if length <= 0 || int64(offset) < 0 {
 		return nil, invalid(c.dev.Name, op, "length %d", length)
 	}
-	b, err := unix.Mmap(fd, int64(offset), length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	b, err := c.k.mmap(int64(offset), length)
 	return b, wrap(c.dev.Name, op, err)
 }
 
 // doorbell writes cmd, a complete write() command (struct
-// ib_uverbs_cmd_hdr first), to the char device: the data path's
-// doorbells (POST_SEND without work requests, REQ_NOTIFY_CQ), through
-// the scheduler's system-call path (doorbell.go); it does not allocate
-// unless it fails. Any response pointer inside cmd must point to
-// memory outside the Go heap, since the kernel writes there.
+// ib_uverbs_cmd_hdr first), to the char device through the kernel seam:
+// the data path's doorbells (POST_SEND without work requests,
+// REQ_NOTIFY_CQ), through the scheduler's system-call path
+// (doorbell.go); it does not allocate unless it fails. Any response
+// pointer inside cmd must point to memory outside the Go heap, since the
+// kernel writes there.
 func (c *Context) doorbell(op string, cmd []byte) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
 		return wrap(c.dev.Name, op, errClosed)
 	}
-	fd, _ := c.fd()
 	for {
-		n, err := doorbellWrite(fd, cmd)
+		n, err := c.k.doorbell(cmd)
 		if err == unix.EINTR {
 			continue
 		}

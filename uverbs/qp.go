@@ -39,6 +39,7 @@ type QP struct {
 	sendCQ     *CQ
 	recvCQ     *CQ
 	srq        *SRQ
+	sigAll     bool        // every send is signaled (QPInit.SQSigAll)
 	ops        qpOps       // the provider's; nil on a context without a char device
 	draining   atomic.Bool // a Drain is in progress
 }
@@ -59,7 +60,10 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 	if init.SendCQ == nil || init.RecvCQ == nil {
 		return nil, invalid(c.dev.Name, op, "send and receive CQs are required")
 	}
-	p, err := c.dataPath(op, "QP")
+	if init.Type != ib.QPTypeRC && c.prov.transport().iwarp {
+		return nil, c.unsupported(op, init.Type.String()+" QPs")
+	}
+	dp, err := c.dataPath(op, "QP")
 	if err != nil {
 		return nil, err
 	}
@@ -84,15 +88,20 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 		req.SrqHandle, req.IsSrq = init.SRQ.handle, 1
 	}
 	var resp abi.CreateQpResp
-	drv := make([]byte, driverData(c.dev.DriverID).createQPOut)
+	d, err := c.prov.prepareQP(&init)
+	if err != nil {
+		return nil, wrap(c.dev.Name, op, err)
+	}
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_QP,
-		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
+		Req: kabi.Bytes(&req), DriverIn: d.in, Resp: kabi.Bytes(&resp), DriverOut: d.out}); err != nil {
+		d.failed()
 		return nil, err
 	}
 	qp.handle, qp.num, qp.id = resp.QpHandle, resp.Qpn, resp.Qpn
 	qp.cap = QPCap{resp.MaxSendWr, resp.MaxRecvWr, resp.MaxSendSge, resp.MaxRecvSge, resp.MaxInlineData}
-	if p != nil {
-		if qp.ops, err = p.newQP(qp, drv); err != nil {
+	qp.sigAll = init.SQSigAll
+	if dp {
+		if qp.ops, err = c.prov.newQP(qp, d); err != nil {
 			err = qp.fail("map", err)
 			return nil, errors.Join(err, qp.Close())
 		}

@@ -82,13 +82,10 @@ func (qp *QP) Drain(ctx context.Context, handle func(WC)) error {
 			return err
 		}
 	}
-	switch x := qp.ops.(type) {
-	case *rxeQP:
-		err = x.postDrainMarker()
-	default:
-		err = qp.fail("post send", errNoDataPath)
-	}
-	if err != nil {
+	// The send marker: a signaled zero-length send that a QP in the
+	// error state flushes (for UD without an address handle, which the
+	// flush does not look at).
+	if err := qp.postSend(&SendWR{ID: DrainWRID, Opcode: OpSend, Flags: SendSignaled}, true); err != nil {
 		return err
 	}
 	var wc [16]WC
@@ -220,22 +217,13 @@ func (cq *CQ) removeDrainer(d *drainer) {
 }
 
 // pollCount is the CQ's Poll calls so far, but Drain's own.
-func pollCount(cq *CQ) uint32 {
-	if x, ok := cq.ops.(*rxeCQ); ok {
-		return x.pollCount()
-	}
-	return 0
-}
+func pollCount(cq *CQ) uint32 { return cq.polls.Load() }
 
 // drainPoll is Drain's own poll of cq: until it is empty, completions
 // but the markers go to handle.
 func drainPoll(cq *CQ, wc []WC, handle func(WC)) error {
-	x, ok := cq.ops.(*rxeCQ)
-	if !ok {
-		return cq.fail("poll cq", errNoDataPath)
-	}
 	for {
-		n, err := x.pollAs(wc, false)
+		n, err := cq.pollAs(wc)
 		if err != nil {
 			return err
 		}

@@ -23,7 +23,7 @@ func TestDrainRefusesSecond(t *testing.T) {
 		}
 		return nil
 	}}
-	c := &Context{dev: Device{Name: "fake0"}, k: k, objects: map[uint64]any{}}
+	c := &Context{dev: Device{Name: "fake0"}, k: k, prov: controlOnly{}, objects: map[uint64]any{}}
 	cq := &CQ{object: object{ctx: c, kind: "cq"}}
 	qp := &QP{object: object{ctx: c, kind: "qp", id: 9}, num: 9, sendCQ: cq, recvCQ: cq}
 	qp.draining.Store(true) // a Drain in progress

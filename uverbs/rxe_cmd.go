@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -18,6 +19,33 @@ import (
 // Posting a send rings the doorbell, a POST_SEND write() command carrying
 // the QP handle and no work requests; receives need none.
 type rxeProvider struct{}
+
+func (rxeProvider) udata() driverUdata {
+	return driverUdata{
+		createCQOut:  kabi.Sizeof[abi.RxeCreateCqResp](),
+		createQPOut:  kabi.Sizeof[abi.RxeCreateQpResp](),
+		createSRQOut: kabi.Sizeof[abi.RxeCreateSrqResp](),
+		createAHOut:  kabi.Sizeof[abi.RxeCreateAhResp](),
+	}
+}
+
+func (rxeProvider) transport() transportLimits { return transportLimits{} }
+func (rxeProvider) open(*Context) error        { return nil }
+func (rxeProvider) close() error               { return nil }
+
+func (p rxeProvider) prepareCQ(*CQAttr) (driverIO, error) { return sized(p.udata().createCQOut), nil }
+func (p rxeProvider) prepareQP(*QPInit) (driverIO, error) { return sized(p.udata().createQPOut), nil }
+func (p rxeProvider) prepareSRQ(*SRQAttr) (driverIO, error) {
+	return sized(p.udata().createSRQOut), nil
+}
+
+// srqNum reads struct rxe_create_srq_resp's srq_num.
+func (rxeProvider) srqNum(out []byte) uint32 {
+	if len(out) < kabi.Sizeof[abi.RxeCreateSrqResp]() {
+		return 0
+	}
+	return kabi.Decode[abi.RxeCreateSrqResp](out).SrqNum
+}
 
 // cmdPage is a page outside the Go heap for a hot-path command and the
 // response the kernel writes.

@@ -12,21 +12,25 @@ import (
 
 // TestNoProvider: creating a CQ, QP or SRQ on a device whose driver has
 // no data-path provider is refused before anything is sent, with the
-// driver named; rxe has one.
+// driver named; rxe and siw have one.
 func TestNoProvider(t *testing.T) {
-	c := &Context{dev: Device{Name: "siw0", DriverID: ib.DriverSIW}, k: fdKernel{fd: -1}}
+	ctx := func(name string, d ib.DriverID) *Context {
+		return &Context{dev: Device{Name: name, DriverID: d}, k: fdKernel{fd: -1}, prov: providerFor(d)}
+	}
+	c := ctx("efa0", ib.DriverEFA)
 	for _, what := range []string{"CQ", "QP", "SRQ"} {
 		_, err := c.dataPath("create", what)
-		if !errors.Is(err, ErrNoProvider) || !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "siw0") ||
-			!strings.Contains(err.Error(), ib.DriverSIW.String()) || !strings.Contains(err.Error(), what) {
-			t.Fatalf("%s on siw: %v", what, err)
+		if !errors.Is(err, ErrNoProvider) || !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "efa0") ||
+			!strings.Contains(err.Error(), ib.DriverEFA.String()) || !strings.Contains(err.Error(), what) {
+			t.Fatalf("%s on efa: %v", what, err)
 		}
 	}
-	c.dev = Device{Name: "rxe0", DriverID: ib.DriverRXE}
-	if p, err := c.dataPath("create", "CQ"); p == nil || err != nil {
-		t.Fatalf("rxe device: %v, %v", p, err)
+	for _, d := range []ib.DriverID{ib.DriverRXE, ib.DriverSIW} {
+		if ok, err := ctx("x0", d).dataPath("create", "CQ"); !ok || err != nil {
+			t.Fatalf("%v device: %v, %v", d, ok, err)
+		}
 	}
-	c.dev = Device{Name: "mlx5_0", DriverID: ib.DriverMLX5}
+	c = ctx("mlx5_0", ib.DriverMLX5)
 	if _, err := c.dataPath("create", "CQ"); !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "mlx5") {
 		t.Fatalf("mlx5 device: %v", err)
 	}
@@ -35,7 +39,7 @@ func TestNoProvider(t *testing.T) {
 // TestPostWithoutDataPath: the objects of a context without a char
 // device (a fake kernel's) have no data path, and say so.
 func TestPostWithoutDataPath(t *testing.T) {
-	c := &Context{dev: Device{Name: "rxe0", DriverID: ib.DriverRXE}}
+	c := &Context{dev: Device{Name: "rxe0", DriverID: ib.DriverRXE}, prov: rxeProvider{}}
 	qp := &QP{object: object{ctx: c, kind: "qp", id: 5}}
 	cq := &CQ{object: object{ctx: c, kind: "cq", id: 3}}
 	srq := &SRQ{object: object{ctx: c, kind: "srq", id: 2}}

@@ -20,12 +20,11 @@ type rxeCQ struct {
 	page   cmdPage
 	notify [2][]byte // REQ_NOTIFY_CQ for all (0) and solicited-only (1) completions
 	polled uint32    // completions Poll has taken (modulo 2^32)
-	polls  uint32    // Poll calls but Drain's own (modulo 2^32): tells Drain another goroutine polls
 	closed bool      // the data path is closed: the CQ is destroyed, or about to be unmapped
 	gone   bool      // unmapped
 }
 
-func (rxeProvider) newCQ(cq *CQ) (cqOps, error) {
+func (rxeProvider) newCQ(cq *CQ, _ driverIO) (cqOps, error) {
 	q, err := rxeCQQueue(cq)
 	if err != nil {
 		return nil, err
@@ -58,22 +57,14 @@ func rxeCQQueue(cq *CQ) (queue, error) {
 	return q, nil
 }
 
-func (x *rxeCQ) poll(wc []WC) (int, error) { return x.pollAs(wc, true) }
-
-// pollAs is Poll; app is false for Drain's own polls. A completion of a
-// marker that a Drain waits for goes to that Drain, not into wc, whoever
-// polls (qp_drain.go).
-func (x *rxeCQ) pollAs(wc []WC, app bool) (int, error) {
+// poll takes up to len(wc) completions from the queue.
+func (x *rxeCQ) poll(wc []WC) (int, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {
 		return 0, x.cq.closedErr("poll cq")
 	}
-	if app {
-		x.polls++
-	}
-	drains := x.cq.drains.Load()
-	n, markers := 0, 0
+	n := 0
 	for n < len(wc) {
 		cons, ok := x.q.consume()
 		if !ok {
@@ -92,21 +83,10 @@ func (x *rxeCQ) pollAs(wc []WC, app bool) (int, error) {
 		}
 		w.PKeyIndex, w.SLID, w.SL, w.DLIDPath, w.Port = e.PkeyIndex, e.Slid, e.Sl, e.DlidPathBits, e.PortNum
 		x.q.release(cons)
-		if drains != nil && w.ID|1 == DrainWRID|1 && takeMarker(*drains, w) {
-			markers++
-			continue
-		}
 		n++
 	}
-	x.polled += uint32(n + markers)
+	x.polled += uint32(n)
 	return n, nil
-}
-
-// pollCount is the number of Poll calls but Drain's own so far.
-func (x *rxeCQ) pollCount() uint32 {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.polls
 }
 
 func (x *rxeCQ) requestNotify(solicitedOnly bool) error {

@@ -38,7 +38,8 @@ type rxeQP struct {
 	gone   bool // unmapped
 }
 
-func (rxeProvider) newQP(qp *QP, drv []byte) (qpOps, error) {
+func (rxeProvider) newQP(qp *QP, d driverIO) (qpOps, error) {
+	drv := d.out
 	if len(drv) < kabi.Sizeof[abi.RxeCreateQpResp]() {
 		return nil, fmt.Errorf("driver response of %d bytes: %w", len(drv), unix.EPROTO)
 	}
@@ -73,15 +74,12 @@ func (x *rxeQP) maxInline() int {
 	return min(int(x.qp.cap.MaxInlineData), x.sq.elemSize()-sendWqeHdr)
 }
 
-func (x *rxeQP) postSend(wr *SendWR) error { return x.post(wr, false) }
+// maxSendSGE is the most SGEs a send queue element holds.
+func (x *rxeQP) maxSendSGE() int { return (x.sq.elemSize() - sendWqeHdr) / sgeSize }
 
-// postDrainMarker posts Drain's send marker: a signaled zero-length send
-// that a QP in the error state flushes (for UD without an address
-// handle, which the flush does not look at).
-func (x *rxeQP) postDrainMarker() error {
-	return x.post(&SendWR{ID: DrainWRID, Opcode: OpSend, Flags: SendSignaled}, true)
-}
-
+// post posts wr and rings the doorbell; marker is set for Drain's send
+// marker, which a UD QP posts without an address handle (the flush does
+// not look at it).
 func (x *rxeQP) post(wr *SendWR, marker bool) error {
 	x.sqMu.Lock()
 	defer x.sqMu.Unlock()
@@ -120,32 +118,12 @@ func (x *rxeQP) postSendList(wrs []SendWR) error {
 func (x *rxeQP) postOneSend(wr *SendWR, marker bool) error {
 	qp := x.qp
 	const op = "post send"
-	if len(wr.SGE) > int(qp.cap.MaxSendSGE) {
-		return qp.invalid(op, "%d SGEs, the QP has %d", len(wr.SGE), qp.cap.MaxSendSGE)
+	if err := qp.checkSend(wr, x.maxInline(), x.maxSendSGE()); err != nil {
+		return err
 	}
 	var length uint64
 	for i := range wr.SGE {
 		length += uint64(wr.SGE[i].Length)
-	}
-	switch {
-	case wr.Opcode > OpSendWithInv:
-		return qp.invalid(op, "opcode %v", wr.Opcode)
-	case qp.typ == ib.QPTypeUD && wr.Opcode != OpSend && wr.Opcode != OpSendWithImm:
-		return qp.invalid(op, "%v on a UD QP", wr.Opcode)
-	case wr.Opcode == OpBindMW && (wr.MW == nil || len(wr.SGE) != 0 || wr.Flags&SendInline != 0):
-		return qp.invalid(op, "a bind names a window and no data")
-	case wr.Opcode == OpLocalInv && (len(wr.SGE) != 0 || wr.Flags&SendInline != 0):
-		return qp.invalid(op, "an invalidation carries no data")
-	case qp.typ == ib.QPTypeUC && (wr.Opcode == OpRDMARead || wr.Opcode.atomic()):
-		return qp.invalid(op, "%v on a UC QP", wr.Opcode)
-	case wr.Opcode.atomic() && (length < 8 || wr.RemoteAddr&7 != 0):
-		return qp.invalid(op, "atomic of %d bytes at %#x (needs 8 bytes, 8-aligned)", length, wr.RemoteAddr)
-	case wr.Flags&SendInline != 0 && (length > uint64(x.maxInline()) || wr.Opcode == OpRDMARead || wr.Opcode.atomic()):
-		return qp.invalid(op, "%d bytes inline with %v (at most %d)", length, wr.Opcode, x.maxInline())
-	case wr.Flags&SendInline == 0 && sendWqeHdr+len(wr.SGE)*sgeSize > x.sq.elemSize():
-		return qp.invalid(op, "%d SGEs do not fit the queue's elements", len(wr.SGE))
-	case length > 1<<31:
-		return qp.invalid(op, "%d bytes", length)
 	}
 	var ahNum uint32
 	if qp.typ == ib.QPTypeUD && !marker {
@@ -228,9 +206,6 @@ func (x *rxeQP) postRecv(wr *RecvWR) error {
 	defer x.rqMu.Unlock()
 	if x.closed {
 		return x.qp.closedErr("post recv")
-	}
-	if x.rq.mem == nil {
-		return x.qp.invalid("post recv", "the QP receives through an SRQ")
 	}
 	return postRxeRecv(&x.rq, wr, int(x.qp.cap.MaxRecvSGE), &x.qp.object)
 }

@@ -65,7 +65,7 @@ func TestPollDecodes(t *testing.T) {
 	*e = abi.UverbsWc{WrID: 42, Status: 0, Opcode: uint32(WCRecv), ByteLen: 100, QpNum: 17, WcFlags: uint32(WCWithImm)}
 	binary.BigEndian.PutUint32(unsafe.Slice((*byte)(unsafe.Pointer(&e.Ex)), 4), 0x01020304)
 	q.publish(prod)
-	cq := &rxeCQ{cq: &CQ{object: object{ctx: &Context{}, kind: "cq"}}, q: q}
+	cq := &rxeCQ{cq: &CQ{object: object{ctx: &Context{prov: rxeProvider{}}, kind: "cq"}}, q: q}
 	wc := make([]WC, 4)
 	n, err := cq.poll(wc)
 	if err != nil || n != 1 {
@@ -83,7 +83,7 @@ func TestPollDecodes(t *testing.T) {
 // against struct rxe_send_wqe.
 func TestSendWQELayout(t *testing.T) {
 	q, mem := fakeQueue(t, 4, 8)
-	qp := &rxeQP{qp: &QP{typ: ib.QPTypeRC, cap: QPCap{MaxSendSGE: 2, MaxInlineData: 32}}, sq: q}
+	qp := &rxeQP{qp: &QP{object: object{ctx: &Context{prov: rxeProvider{}}}, typ: ib.QPTypeRC, cap: QPCap{MaxSendSGE: 2, MaxInlineData: 32}}, sq: q}
 	wr := SendWR{ID: 7, Opcode: OpRDMAWriteWithImm, Flags: SendSignaled, Imm: 0xa0b0c0d0,
 		SGE: []SGE{{Addr: 0x1000, Length: 10, LKey: 5}, {Addr: 0x2000, Length: 20, LKey: 6}}, RemoteAddr: 0x9000, RKey: 77}
 	if err := qp.postOneSend(&wr, false); err != nil {
@@ -125,7 +125,7 @@ func TestMapQueueRefusesWrappingMask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Context{k: fdKernel{fd}, objects: map[uint64]any{}}
+	c := &Context{k: fdKernel{fd}, prov: rxeProvider{}, objects: map[uint64]any{}}
 	t.Cleanup(func() { c.Close() })
 	if err := unix.Ftruncate(fd, 2<<12); err != nil {
 		t.Fatal(err)
@@ -184,13 +184,13 @@ func TestPollHandsMarkersToDrain(t *testing.T) {
 	put(2, 6)
 	put(DrainWRID+1, 7) // no Drain of QP 7
 	put(DrainWRID+1, 5)
-	cq := &CQ{object: object{ctx: &Context{}, kind: "cq"}}
+	cq := &CQ{object: object{ctx: &Context{prov: rxeProvider{}}, kind: "cq"}}
 	x := &rxeCQ{cq: cq, q: q}
 	cq.ops = x
 	d := &drainer{qpn: 5, wake: make(chan struct{}, 1)}
 	cq.addDrainer(d)
 	wc := make([]WC, 3)
-	n, err := x.poll(wc)
+	n, err := cq.Poll(wc)
 	if err != nil || n != 3 {
 		t.Fatalf("Poll = %d, %v", n, err)
 	}
@@ -205,7 +205,7 @@ func TestPollHandsMarkersToDrain(t *testing.T) {
 	default:
 		t.Fatal("the drain was not woken")
 	}
-	if n, err := x.poll(wc); err != nil || n != 0 || !d.done() {
+	if n, err := cq.Poll(wc); err != nil || n != 0 || !d.done() {
 		t.Fatalf("second Poll = %d, %v; drain done %v", n, err, d.done())
 	}
 	if got := x.produced(); got != 5 {
@@ -213,7 +213,7 @@ func TestPollHandsMarkersToDrain(t *testing.T) {
 	}
 	cq.removeDrainer(d)
 	put(DrainWRID, 5) // a marker that comes after its Drain gave up
-	if n, _ := x.poll(wc); n != 1 || wc[0].ID != DrainWRID {
+	if n, _ := cq.Poll(wc); n != 1 || wc[0].ID != DrainWRID {
 		t.Fatalf("a marker without its Drain: %d, %+v", n, wc[0])
 	}
 }

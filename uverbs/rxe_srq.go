@@ -18,7 +18,7 @@ type rxeSRQ struct {
 	closed bool
 }
 
-func (rxeProvider) newSRQ(srq *SRQ) (srqOps, error) {
+func (rxeProvider) newSRQ(srq *SRQ, _ driverIO) (srqOps, error) {
 	q, err := rxeSRQQueue(srq)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/internal/kabi"
 
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
@@ -35,7 +34,7 @@ func (pd *PD) CreateSRQ(attr SRQAttr) (*SRQ, error) {
 	if attr.MaxWR == 0 || attr.MaxSGE == 0 {
 		return nil, invalid(c.dev.Name, op, "max_wr and max_sge must be at least 1")
 	}
-	p, err := c.dataPath(op, "SRQ")
+	dp, err := c.dataPath(op, "SRQ")
 	if err != nil {
 		return nil, err
 	}
@@ -47,19 +46,23 @@ func (pd *PD) CreateSRQ(attr SRQAttr) (*SRQ, error) {
 	srq := &SRQ{object: object{ctx: c, kind: "srq"}, userHandle: c.newHandle()}
 	req := abi.CreateSrq{UserHandle: srq.userHandle, PdHandle: pd.handle, MaxWr: attr.MaxWR, MaxSge: attr.MaxSGE, SrqLimit: attr.SRQLimit}
 	var resp abi.CreateSrqResp
-	drv := make([]byte, driverData(c.dev.DriverID).createSRQOut)
+	d, err := c.prov.prepareSRQ(&attr)
+	if err != nil {
+		return nil, wrap(c.dev.Name, op, err)
+	}
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_SRQ,
-		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
+		Req: kabi.Bytes(&req), DriverIn: d.in, Resp: kabi.Bytes(&resp), DriverOut: d.out}); err != nil {
+		d.failed()
 		return nil, err
 	}
 	srq.handle, srq.num, srq.maxWR, srq.maxSGE = resp.SrqHandle, resp.Srqn, resp.MaxWr, resp.MaxSge
-	srq.driver = drv
-	if c.dev.DriverID == ib.DriverRXE && srq.num == 0 && len(drv) >= 20 {
-		srq.num = kabi.Decode[abi.RxeCreateSrqResp](drv).SrqNum
+	srq.driver = d.out
+	if srq.num == 0 {
+		srq.num = c.prov.srqNum(d.out) // rxe reports it in its driver response
 	}
 	srq.id = srq.num
-	if p != nil {
-		if srq.ops, err = p.newSRQ(srq); err != nil {
+	if dp {
+		if srq.ops, err = c.prov.newSRQ(srq, d); err != nil {
 			err = srq.fail("map", err)
 			return nil, errors.Join(err, srq.Close())
 		}

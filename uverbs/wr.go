@@ -10,7 +10,7 @@ import (
 // IBV_WR_*).
 type Opcode uint32
 
-// Send opcodes rxe carries out from user space.
+// Send opcodes (what each transport carries: Opcode.onIWARP).
 const (
 	OpRDMAWrite        Opcode = 0 // IB_UVERBS_WR_RDMA_WRITE
 	OpRDMAWriteWithImm Opcode = 1 // IB_UVERBS_WR_RDMA_WRITE_WITH_IMM
@@ -36,6 +36,13 @@ func (o Opcode) String() string {
 }
 
 func (o Opcode) atomic() bool { return o == OpAtomicCmpAndSwp || o == OpAtomicFetchAdd }
+
+// onIWARP reports whether an iWARP device carries the opcode: no
+// immediate data, atomics, memory windows or local invalidation from
+// user space (rdma-core's libsiw maps no others).
+func (o Opcode) onIWARP() bool {
+	return o == OpRDMAWrite || o == OpSend || o == OpRDMARead || o == OpSendWithInv
+}
 
 // SendFlags modify a send work request (enum ib_uverbs_send_flags).
 type SendFlags uint32

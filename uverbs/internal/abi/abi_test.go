@@ -103,6 +103,11 @@ func TestSizes(t *testing.T) {
 		{"siw_uresp_create_srq", SiwUrespCreateSrq{}, 16, nil},
 		{"siw_ureq_reg_mr", SiwUreqRegMr{}, 8, nil},
 		{"siw_uresp_reg_mr", SiwUrespRegMr{}, 8, nil},
+		{"siw_sge", SiwSge{}, 16, map[string]uintptr{"Lkey": 12}},
+		{"siw_sqe", SiwSqe{}, 120, map[string]uintptr{"Flags": 8, "NumSge": 10, "Opcode": 11, "Rkey": 12, "Raddr": 16, "Sge": 24}},
+		{"siw_rqe", SiwRqe{}, 112, map[string]uintptr{"Flags": 8, "NumSge": 10, "Sge": 16}},
+		{"siw_cqe", SiwCqe{}, 32, map[string]uintptr{"Flags": 8, "Opcode": 9, "Status": 10, "Bytes": 12, "Imm": 16, "QpID": 24}},
+		{"siw_cq_ctrl", SiwCqCtrl{}, 8, nil},
 	} {
 		typ := reflect.TypeOf(tc.v)
 		if got := typ.Size(); got != tc.size {
