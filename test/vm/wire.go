@@ -90,6 +90,7 @@ func (w *wireEnd) env() string {
 	fmt.Fprintf(&b, "export %s=%s\n", envWireSelf, w.addr())
 	fmt.Fprintf(&b, "export %s=%s\n", envWirePeer, w.peer())
 	fmt.Fprintf(&b, "export %s=%s\n", envWirePeerKernel, shellQuote(w.Peer.Release))
+	fmt.Fprintf(&b, "export %s=%s\n", envWireSIWDev, siwDev)
 	return b.String()
 }
 
@@ -193,11 +194,31 @@ func withoutFlags(args []string, names ...string) []string {
 	return out
 }
 
-// singleArgs are the test binary flags of a single-guest run: a wire test
-// or benchmark has no peer there, so it does not run. A -test.skip in args
-// replaces this one.
+// singleSkip is what a single guest skips: wire tests and benchmarks (no
+// peer there) and siw ones (no siw device there).
+const singleSkip = "^(" + wireTestPrefix + "|" + wireBenchPrefix + ")|" + siwTestMark
+
+// singleArgs are the test binary flags of a single-guest run: args with
+// singleSkip joined to their -test.skip, if any (checkSkip makes sure it
+// has no subtest part, which a join could not keep).
 func singleArgs(args []string) []string {
-	return append([]string{"-test.skip", "^(" + wireTestPrefix + "|" + wireBenchPrefix + ")"}, args...)
+	skip := singleSkip
+	if user, ok := testFlag(args, "test.skip"); ok && user != "" {
+		skip = "(" + singleSkip + ")|(" + user + ")"
+	}
+	return append(withoutFlags(args, "test.skip"), "-test.skip", skip)
+}
+
+// checkSkip refuses a -test.skip with subtest parts ("A/B"): the testing
+// package takes one -test.skip, whose parts match the name's levels, so
+// test/vm could not join its own top-level skip of singleArgs to it.
+func checkSkip(args []string) error {
+	if v, ok := testFlag(args, "test.skip"); ok {
+		if _, rest := splitRun(v); rest != "" {
+			return fmt.Errorf("-test.skip %q has a subtest part: test/vm joins its own skip of the wire and siw tests to a -test.skip, which works for top-level patterns only", v)
+		}
+	}
+	return nil
 }
 
 // pairArgs are the test binary flags of a wire guest for a binary whose
@@ -212,6 +233,17 @@ func singleArgs(args []string) []string {
 // with a count (-test.benchtime Nx, given or 1x), which both halves run
 // alike (the testing package's b.N=1 probe, then N).
 func pairArgs(args []string, tests, benches []string) []string {
+	out := onlyArgs(withoutFlags(args, "test.benchtime"), tests, benches)
+	if len(benches) > 0 {
+		out = append(out, "-test.benchtime", countBenchtime(args))
+	}
+	return out
+}
+
+// onlyArgs is args with a -test.run and -test.bench that match exactly
+// tests and benches (their subtest parts kept; -test.run '^$' when there
+// is no test, no -test.bench when there is no benchmark).
+func onlyArgs(args []string, tests, benches []string) []string {
 	only := func(names []string, pattern string, given bool) string {
 		quoted := make([]string, len(names))
 		for i, n := range names {
@@ -225,7 +257,7 @@ func pairArgs(args []string, tests, benches []string) []string {
 		}
 		return p
 	}
-	out := withoutFlags(args, "test.run", "test.bench", "test.benchtime")
+	out := withoutFlags(args, "test.run", "test.bench")
 	run := "^$"
 	if len(tests) > 0 {
 		r, ok := runFlag(args)
@@ -234,7 +266,7 @@ func pairArgs(args []string, tests, benches []string) []string {
 	out = append(out, "-test.run", run)
 	if len(benches) > 0 {
 		b, ok := testFlag(args, "test.bench")
-		out = append(out, "-test.bench", only(benches, b, ok), "-test.benchtime", countBenchtime(args))
+		out = append(out, "-test.bench", only(benches, b, ok))
 	}
 	return out
 }
@@ -252,25 +284,33 @@ func countBenchtime(args []string) string {
 }
 
 // testList is what the selection of a test run holds: per binary name, its
-// wire tests and wire benchmarks, and whether any other test or benchmark
-// is selected.
+// wire tests and wire benchmarks, its siw tests and benchmarks, and whether
+// any other test or benchmark is selected.
 type testList struct {
 	wire       map[string][]string // TestWire*
 	bench      map[string][]string // BenchmarkWire*
+	siw        map[string][]string // tests and examples with SIW in their names, but wire ones
+	siwBench   map[string][]string // benchmarks likewise
 	other      bool                // a test or example for the single guests
 	otherBench bool                // a benchmark for the single guests
 }
 
 // wireBinaries are the names of the binaries with wire tests or
 // benchmarks, sorted.
-func (l testList) wireBinaries() []string {
+func (l testList) wireBinaries() []string { return binaryNames(l.wire, l.bench) }
+
+// siwBinaries are the names of the binaries with siw tests or benchmarks,
+// sorted.
+func (l testList) siwBinaries() []string { return binaryNames(l.siw, l.siwBench) }
+
+// binaryNames are the keys of the maps, sorted, each once.
+func binaryNames(maps ...map[string][]string) []string {
 	var bins []string
-	for b := range l.wire {
-		bins = append(bins, b)
-	}
-	for b := range l.bench {
-		if _, ok := l.wire[b]; !ok {
-			bins = append(bins, b)
+	for _, m := range maps {
+		for b := range m {
+			if !slices.Contains(bins, b) {
+				bins = append(bins, b)
+			}
 		}
 	}
 	slices.Sort(bins)
@@ -288,7 +328,8 @@ func listTests(ctx context.Context, bins []testBinary, args []string) (testList,
 	}
 	bench, benchGiven := testFlag(args, "test.bench")
 	bench, _ = splitRun(bench)
-	l := testList{wire: map[string][]string{}, bench: map[string][]string{}}
+	l := testList{wire: map[string][]string{}, bench: map[string][]string{},
+		siw: map[string][]string{}, siwBench: map[string][]string{}}
 	for _, b := range bins {
 		names, err := listNames(ctx, b, pattern)
 		if err != nil {
@@ -298,7 +339,10 @@ func listTests(ctx context.Context, bins []testBinary, args []string) (testList,
 			switch {
 			case strings.HasPrefix(name, wireTestPrefix):
 				l.wire[b.Name] = append(l.wire[b.Name], name)
-			case strings.HasPrefix(name, "Test"), strings.HasPrefix(name, "Example"):
+			case !strings.HasPrefix(name, "Test") && !strings.HasPrefix(name, "Example"):
+			case isSIWTest(name):
+				l.siw[b.Name] = append(l.siw[b.Name], name)
+			default:
 				l.other = true
 			}
 		}
@@ -312,7 +356,10 @@ func listTests(ctx context.Context, bins []testBinary, args []string) (testList,
 			switch {
 			case strings.HasPrefix(name, wireBenchPrefix):
 				l.bench[b.Name] = append(l.bench[b.Name], name)
-			case strings.HasPrefix(name, "Benchmark"):
+			case !strings.HasPrefix(name, "Benchmark"):
+			case isSIWTest(name):
+				l.siwBench[b.Name] = append(l.siwBench[b.Name], name)
+			default:
 				l.otherBench = true
 			}
 		}
