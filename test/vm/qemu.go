@@ -121,7 +121,7 @@ func (r *vmRun) cmdline() string {
 	if r.Wire != nil {
 		c += fmt.Sprintf(" rdmastack.wire=%d", r.Wire.host())
 	}
-	if isSIWSuffix(r.Suffix) {
+	if isSIWSuffix(r.Suffix) || r.Wire != nil && r.Wire.SIW {
 		c += " rdmastack.siw=1"
 	}
 	if a := strings.TrimSpace(r.Append); a != "" {

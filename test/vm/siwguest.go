@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -11,7 +12,7 @@ import (
 // through the device that owns the destination address, and rdma_cm needs
 // a real address on a non-loopback netdev. Tests whose names contain SIW
 // run there, and only there (wire tests aside, which run in the pairs,
-// where siw0 sits on eth0 next to rxe0).
+// where siw0 then sits on eth0 next to rxe0: see wireSIW).
 
 const (
 	siwNet     = "10.78.0" // the veths' /24: siw0's side is .1, siw1's .2
@@ -98,4 +99,20 @@ func (s *session) siwJobs(bins, raceBins []testBinary, raceKernels []kernel, lis
 		plain = append(plain, job(k, siwSuffix, bins))
 	}
 	return race, plain
+}
+
+// wireSIW reports whether the selected wire tests or benchmarks include siw
+// ones: only then do the wire guests get siw0. A device after rxe0 breaks
+// wire tests that delete rxe0 and wait for it back as the first device
+// (TestWireRsocketPeerDeviceDeleted), and rxe0 added back after siw0 would
+// let rdma_cm bind eth0's address to siw0 (its GID is eth0's MAC).
+func (l testList) wireSIW() bool {
+	for _, m := range []map[string][]string{l.wire, l.bench} {
+		for _, names := range m {
+			if slices.ContainsFunc(names, isSIWTest) {
+				return true
+			}
+		}
+	}
+	return false
 }

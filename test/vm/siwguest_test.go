@@ -26,7 +26,24 @@ func TestSIWEnvNames(t *testing.T) {
 		"export RDMASTACK_SIW_PEER_DEV=siw1\n", "export RDMASTACK_SIW_PEER_ADDR=10.78.0.2\n",
 		"export RDMASTACK_SIW_PEER_NETNS=/run/netns/siwb\n")
 	w := &wireEnd{Side: 0, Peer: kernel{Release: "6.12"}}
+	if strings.Contains(w.env(), envWireSIWDev) {
+		t.Errorf("a wire guest without siw exports %s:\n%s", envWireSIWDev, w.env())
+	}
+	w.SIW = true
 	wantAll(t, "wire env", w.env(), "export RDMASTACK_WIRE_SIW_DEV=siw0\n")
+	r := &vmRun{Kernel: kernel{Release: "6.1"}, Devices: 1, ID: "x", Wire: w}
+	if c := r.cmdline(); !strings.Contains(c, " rdmastack.wire=1 rdmastack.siw=1") {
+		t.Errorf("siw wire guest's cmdline %q lacks rdmastack.siw=1", c)
+	}
+
+	l := testList{wire: map[string][]string{"a": {"TestWireRping"}}, bench: map[string][]string{"b": {"BenchmarkWireX"}}}
+	if l.wireSIW() {
+		t.Error("wireSIW without a siw wire test")
+	}
+	l.bench["b"] = append(l.bench["b"], "BenchmarkWireSIWSend")
+	if !l.wireSIW() {
+		t.Error("no wireSIW with BenchmarkWireSIWSend")
+	}
 }
 
 // TestInitScriptSIW: a siw guest puts siw1's veth into its namespace and

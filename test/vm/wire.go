@@ -48,6 +48,9 @@ type wireEnd struct {
 	Port     int    // host UDP port this end receives on
 	PeerPort int    // host UDP port of the other end
 	NIC      string // QEMU's device model of the NIC (-wire-nic)
+	// SIW adds siw0 on eth0, after rxe0: only when wire tests named SIW
+	// run (see wireSIW).
+	SIW bool
 }
 
 func (w *wireEnd) host() int    { return w.Side + 1 }
@@ -90,7 +93,9 @@ func (w *wireEnd) env() string {
 	fmt.Fprintf(&b, "export %s=%s\n", envWireSelf, w.addr())
 	fmt.Fprintf(&b, "export %s=%s\n", envWirePeer, w.peer())
 	fmt.Fprintf(&b, "export %s=%s\n", envWirePeerKernel, shellQuote(w.Peer.Release))
-	fmt.Fprintf(&b, "export %s=%s\n", envWireSIWDev, siwDev)
+	if w.SIW {
+		fmt.Fprintf(&b, "export %s=%s\n", envWireSIWDev, siwDev)
+	}
 	return b.String()
 }
 
@@ -437,7 +442,7 @@ func (s *session) runPairs(ctx context.Context, pairs [][2]kernel,
 	}
 	results := make([]pairResult, len(pairs))
 	if err := bounded(ctx, len(pairs), s.wireParallel(list), func(i int) {
-		results[i] = s.runPairRetrying(ctx, files, pairs[i], payload)
+		results[i] = s.runPairRetrying(ctx, files, pairs[i], payload, list.wireSIW())
 	}); err != nil {
 		return nil, err
 	}
@@ -467,8 +472,8 @@ type pairResult struct {
 // kernel panicked (the first boot's output is kept, and the reports say
 // so).
 func (s *session) runPairRetrying(ctx context.Context, files map[string]bootFiles, p [2]kernel,
-	payload func(k kernel, w *wireEnd, guestOutDir string) string) (r pairResult) {
-	reps, outs, err := s.runPair(ctx, files, p, payload)
+	payload func(k kernel, w *wireEnd, guestOutDir string) string, siw bool) (r pairResult) {
+	reps, outs, err := s.runPair(ctx, files, p, payload, siw)
 	if err != nil {
 		r.err = err
 		return r
@@ -486,7 +491,7 @@ func (s *session) runPairRetrying(ctx context.Context, files map[string]bootFile
 		msg := fmt.Sprintf("vm: the kernel of %s panicked: booting the pair once more\n", strings.Join(panicked, " and "))
 		io.WriteString(&r.out, msg)
 		io.WriteString(s.stderr, msg)
-		if reps, outs, err = s.runPair(ctx, files, p, payload); err != nil {
+		if reps, outs, err = s.runPair(ctx, files, p, payload, siw); err != nil {
 			r.err = err
 			return r
 		}
@@ -524,9 +529,9 @@ func kernelPanicked(out []byte) bool {
 // runPair boots the two guests of pair p at once and returns their
 // reports and outputs, side a first. A guest that fails stops its peer,
 // whose wire tests could only wait for it, and one that ends gives its
-// peer pairGrace to end too.
+// peer pairGrace to end too. siw gives the guests siw0 (wireEnd.SIW).
 func (s *session) runPair(ctx context.Context, files map[string]bootFiles, p [2]kernel,
-	payload func(k kernel, w *wireEnd, guestOutDir string) string) ([2]runReport, [2]*bytes.Buffer, error) {
+	payload func(k kernel, w *wireEnd, guestOutDir string) string, siw bool) ([2]runReport, [2]*bytes.Buffer, error) {
 	var (
 		wg      sync.WaitGroup
 		reps    [2]runReport
@@ -541,8 +546,8 @@ func (s *session) runPair(ctx context.Context, files map[string]bootFiles, p [2]
 		return reps, outs, err
 	}
 	ends := [2]*wireEnd{
-		{Side: 0, Peer: p[1], Port: ports[0], PeerPort: ports[1], NIC: s.opts.wireNIC},
-		{Side: 1, Peer: p[0], Port: ports[1], PeerPort: ports[0], NIC: s.opts.wireNIC},
+		{Side: 0, Peer: p[1], Port: ports[0], PeerPort: ports[1], NIC: s.opts.wireNIC, SIW: siw},
+		{Side: 1, Peer: p[0], Port: ports[1], PeerPort: ports[0], NIC: s.opts.wireNIC, SIW: siw},
 	}
 	stop := func(i int, reason string) {
 		mu.Lock()

@@ -275,7 +275,8 @@ func TestInitScriptWire(t *testing.T) {
 	wantAll(t, "init script", initScript,
 		"rdmastack.wire=*) wire=${arg#*=} ;;",
 		`addr add `+wireNet+`.%s/24 dev eth0\nlink set eth0 up\n' "$wire"`,
-		`link add rxe0 type rxe netdev eth0\nlink add siw0 type siw netdev eth0\n`,
+		`echo "link add rxe0 type rxe netdev eth0" >/mnt/run/vm/setup.rdma`,
+		`echo "link add siw0 type siw netdev eth0" >>/mnt/run/vm/setup.rdma`,
 		`[ "$devices" = 1 ] || fail`,
 	)
 }
