@@ -12,6 +12,17 @@ import (
 // TestIntegrationDevices compares our ibv_devices with rdma-core's.
 func TestIntegrationDevices(t *testing.T) {
 	testenv.RequireRDMA(t)
+	compareDevices(t)
+}
+
+// TestIntegrationSIWDevices compares them on the siw guest's iWARP devices.
+func TestIntegrationSIWDevices(t *testing.T) {
+	testenv.SIW(t)
+	compareDevices(t)
+}
+
+func compareDevices(t *testing.T) {
+	t.Helper()
 	want := string(testenv.Run(t, testenv.Oracle(t, "ibv_devices")))
 	var out bytes.Buffer
 	if err := run(&out, nil); err != nil {

@@ -38,9 +38,23 @@ func TestIntegrationDevinfo(t *testing.T) {
 	if first == "" {
 		t.Fatalf("ibv_devinfo -l lists no device: %q", list)
 	}
+	compareDevinfo(t, first)
+}
+
+// TestIntegrationSIWDevinfo compares them on the siw guest's iWARP devices
+// (transport iWARP, no LID, GIDs from the MAC, no atomics).
+func TestIntegrationSIWDevinfo(t *testing.T) {
+	e := testenv.SIW(t)
+	compareDevinfo(t, e.Dev)
+	compareDevinfo(t, e.PeerDev)
+}
+
+// compareDevinfo compares the outputs for all devices and for dev.
+func compareDevinfo(t *testing.T, dev string) {
+	t.Helper()
 	for _, args := range [][]string{
-		{}, {"-v"}, {"-l"}, {"--list"}, {"-d", first}, {"-d", first, "-v"}, {"-v", "-d", first, "-i", "1"},
-		{"--ib-dev=" + first, "--ib-port=1"}, {"-d", "nosuchdev"}, {"-d", first, "-i", "9"},
+		{}, {"-v"}, {"-l"}, {"--list"}, {"-d", dev}, {"-d", dev, "-v"}, {"-v", "-d", dev, "-i", "1"},
+		{"--ib-dev=" + dev, "--ib-port=1"}, {"-d", "nosuchdev"}, {"-d", dev, "-i", "9"},
 	} {
 		want, wok := oracle(t, args...)
 		got, gok := ours(t, args...)

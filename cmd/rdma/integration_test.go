@@ -61,12 +61,27 @@ func TestIntegrationDevShowText(t *testing.T) {
 	if len(first) < 2 {
 		t.Fatalf("iproute2 printed no device: %q", theirs)
 	}
+	compareDevShowText(t, first[1])
+}
+
+// TestIntegrationSIWDevShow compares "rdma dev show", text and JSON, on the
+// siw guest's iWARP devices.
+func TestIntegrationSIWDevShow(t *testing.T) {
+	e := testenv.SIW(t)
+	compareDevShowText(t, e.Dev)
+	compareDevShowText(t, e.PeerDev)
+	compareDevShowJSON(t)
+}
+
+// compareDevShowText compares the text of all devices and of dev.
+func compareDevShowText(t *testing.T, dev string) {
+	t.Helper()
 	for _, args := range [][]string{
 		{"dev", "show"},
 		{"dev"},
 		{"-d", "dev", "show"},
-		{"dev", "list", first[1]},
-		{"-d", "dev", "show", first[1]},
+		{"dev", "list", dev},
+		{"-d", "dev", "show", dev},
 	} {
 		want, ok := iproute2(t, args...)
 		if !ok {
@@ -86,6 +101,11 @@ func TestIntegrationDevShowText(t *testing.T) {
 // iproute2's, parsed.
 func TestIntegrationDevShowJSON(t *testing.T) {
 	testenv.RequireRDMA(t)
+	compareDevShowJSON(t)
+}
+
+func compareDevShowJSON(t *testing.T) {
+	t.Helper()
 	for _, args := range [][]string{
 		{"-j", "dev", "show"},
 		{"-j", "-p", "dev", "show"},
@@ -139,7 +159,20 @@ func TestIntegrationLinkShow(t *testing.T) {
 	if len(first) < 2 {
 		t.Fatalf("iproute2 printed no device: %q", theirs)
 	}
-	dev := first[1]
+	compareLinkShow(t, first[1])
+}
+
+// TestIntegrationSIWLinkShow compares "rdma link", text and JSON, on the
+// siw guest's iWARP devices.
+func TestIntegrationSIWLinkShow(t *testing.T) {
+	e := testenv.SIW(t)
+	compareLinkShow(t, e.Dev)
+	compareLinkShow(t, e.PeerDev)
+}
+
+// compareLinkShow compares all links and every form of dev's.
+func compareLinkShow(t *testing.T, dev string) {
+	t.Helper()
 	for _, args := range [][]string{
 		{"link"}, {"link", "show"}, {"-d", "link", "show"}, {"link", "list", dev + "/1"},
 		{"-d", "link", "show", dev + "/1"}, {"link", "show", dev}, {"link", "show", dev + "/2"},

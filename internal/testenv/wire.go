@@ -31,7 +31,7 @@ const WireTimeout = 2 * time.Minute
 
 // WireEnv is a wire test's view of its pair of guests: test/vm runs the
 // test (its name starts with TestWire) in two guests at once, each with
-// rxe0 on eth0, the two eth0s joined by a wire. The two processes run the
+// rxe0 and siw0 on eth0, the two eth0s joined by a wire. The two processes run the
 // same test; Side tells them apart, and they meet with Sync and Exchange,
 // one at a time. test/vm takes every test whose name starts with TestWire
 // for a wire test (it runs them in the pairs, and in no single guest): no
@@ -42,6 +42,11 @@ type WireEnv struct {
 	Side       int        // 0 or 1: which half of the test this process runs
 	Self, Peer netip.Addr // the two guests' addresses on eth0, rxe0's netdev
 	PeerKernel string     // the other guest's kernel release
+	// SIWDev is this guest's Soft-iWARP device on eth0 (siw0), created
+	// after rxe0 when the pair runs wire tests named SIW, else empty:
+	// rdma_cm binds an address of eth0 to rxe0, the first device it finds
+	// there.
+	SIWDev string
 
 	port uint16 // of the rendezvous; 0 is WirePort
 }
@@ -62,6 +67,7 @@ func Wire(t testing.TB) *WireEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.SIWDev = os.Getenv(EnvWireSIWDev)
 	return w
 }
 

@@ -27,8 +27,11 @@ const (
 // ACTIVE and runs the payload script in a chroot. The kernel command line
 // carries rdmastack.devices=N and rdmastack.run=ID (the payload is
 // /tmp/vm/run/ID/payload.sh). A guest of a pair (rdmastack.wire=H, see
-// wire.go) has instead one device, rxe0 on eth0 (the wire), with the address
-// 10.88.0.H/24. It always ends by powering off; QEMU runs with -no-reboot, so
+// wire.go) has instead one device on eth0 (the wire), rxe0, with the address
+// 10.88.0.H/24, and siw0 on eth0 too with rdmastack.siw=1. A siw guest
+// (rdmastack.siw=1 without rdmastack.wire, see siwguest.go)
+// has siw0 and siw1 instead of rxe devices, their veths in two network
+// namespaces. It always ends by powering off; QEMU runs with -no-reboot, so
 // a panic ends the VM too.
 const initScript = `#!/bin/busybox sh
 /bin/busybox mkdir -p /proc /sys /dev /mnt /tmp /sbin /usr/bin /usr/sbin
@@ -54,12 +57,14 @@ devices=
 run=
 src=
 wire=
+siw=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	rdmastack.devices=*) devices=${arg#*=} ;;
 	rdmastack.run=*) run=${arg#*=} ;;
 	rdmastack.src=*) src=${arg#*=} ;;
 	rdmastack.wire=*) wire=${arg#*=} ;;
+	rdmastack.siw=*) siw=${arg#*=} ;;
 	esac
 done
 [ -n "$devices" ] && [ -n "$run" ] || fail "no rdmastack.devices= or rdmastack.run= on the kernel command line"
@@ -97,7 +102,10 @@ payload=` + guestWork + `/run/$run/payload.sh
 # address detection every IPv6 address is usable (and has its RoCE GID)
 # as soon as its link is up, not a second or two later; and the IPv6
 # addresses stay when a test takes a link down, as the IPv4 ones do.
-# A wire guest has rxe0 on eth0 instead.
+# A wire guest has rxe0 (and siw0) on eth0 instead; a siw guest siw0 on
+# ` + siwVeth0 + ` (` + siwNet + `.1/24) and siw1 on its peer ` + siwVeth1 + ` (` + siwNet + `.2/24),
+# moved into the network namespace ` + siwNetns + `: two siw devices of one
+# namespace would talk through the device that owns the destination address.
 syspath=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # Through the host's sh, so that busybox cannot run its own applets instead
 # of the host's commands.
@@ -109,6 +117,20 @@ if [ -n "$wire" ]; then
 	printf 'link set lo up\naddr add ` + wireNet + `.%s/24 dev eth0\nlink set eth0 up\n' "$wire" >/mnt/run/vm/setup.ip
 	inroot "ip -batch /run/vm/setup.ip" || fail "ip -batch: could not set up eth0, the wire"
 	echo "link add rxe0 type rxe netdev eth0" >/mnt/run/vm/setup.rdma
+	ibdevs=rxe0
+	# siw0 only for wire tests named SIW, and after rxe0: rdma_cm binds an
+	# address on eth0 to the first device it finds there.
+	if [ -n "$siw" ]; then
+		echo "link add ` + siwDev + ` type siw netdev eth0" >>/mnt/run/vm/setup.rdma
+		ibdevs="rxe0 ` + siwDev + `"
+	fi
+elif [ -n "$siw" ]; then
+	printf 'link set lo up\nlink add ` + siwVeth0 + ` type veth peer name ` + siwVeth1 + `\naddr add ` + siwNet + `.1/24 dev ` + siwVeth0 + `\nlink set ` + siwVeth0 + ` up\nnetns add ` + siwNetns + `\nlink set ` + siwVeth1 + ` netns ` + siwNetns + `\n' >/mnt/run/vm/setup.ip
+	printf 'link set lo up\naddr add ` + siwNet + `.2/24 dev ` + siwVeth1 + `\nlink set ` + siwVeth1 + ` up\n' >/mnt/run/vm/setup-peer.ip
+	inroot "ip -batch /run/vm/setup.ip && ip netns exec ` + siwNetns + ` ip -batch /run/vm/setup-peer.ip" || fail "ip: could not set up the siw veths and the namespace ` + siwNetns + `"
+	inroot "rdma link add ` + siwDev + ` type siw netdev ` + siwVeth0 + ` && ip netns exec ` + siwNetns + ` rdma link add ` + siwPeerDev + ` type siw netdev ` + siwVeth1 + `" || fail "rdma link add: could not create the siw devices"
+	: >/mnt/run/vm/setup.rdma
+	ibdevs="` + siwDev + ` ` + siwPeerDev + `"
 else
 pairs=$(( (devices + 1) / 2 ))
 for c in default all; do
@@ -134,31 +156,33 @@ done
 	done
 } >/mnt/run/vm/setup.ip
 inroot "ip -batch /run/vm/setup.ip" || fail "ip -batch: could not create the veth pairs"
+ibdevs=
 k=0
 while [ $k -lt $devices ]; do
-	echo "link add rxe$k type rxe netdev veth$k"
+	ibdevs="$ibdevs rxe$k"
 	k=$((k + 1))
+done
+for dev in $ibdevs; do
+	echo "link add $dev type rxe netdev veth${dev#rxe}"
 done >/mnt/run/vm/setup.rdma
 fi
 # The project's own rdma (nldev NEWLINK) creates the devices when it was
 # built into the work directory; iproute2's otherwise.
 rdmatool=rdma
 [ -x /mnt/tmp/vm/bin/rdma ] && rdmatool=/tmp/vm/bin/rdma
-inroot "$rdmatool -b /run/vm/setup.rdma" || fail "$rdmatool link add: could not create the rxe devices"
+[ -s /mnt/run/vm/setup.rdma ] && { inroot "$rdmatool -b /run/vm/setup.rdma" || fail "$rdmatool link add: could not create the devices"; }
 
-k=0
 tries=0
-while [ $k -lt $devices ]; do
-	state=$(cat /sys/class/infiniband/rxe$k/ports/1/state 2>/dev/null)
-	case "$state" in
-	*ACTIVE*)
-		k=$((k + 1))
-		continue
-		;;
-	esac
-	tries=$((tries + 1))
-	[ $tries -le 300 ] || fail "rxe$k port 1 not ACTIVE after 30s (state: ${state:-no such device})"
-	sleep 0.1
+for dev in $ibdevs; do
+	while :; do
+		state=$(cat /sys/class/infiniband/$dev/ports/1/state 2>/dev/null)
+		case "$state" in
+		*ACTIVE*) break ;;
+		esac
+		tries=$((tries + 1))
+		[ $tries -le 300 ] || fail "$dev port 1 not ACTIVE after 30s (state: ${state:-no such device})"
+		sleep 0.1
+	done
 done
 
 echo ` + markerReady + `

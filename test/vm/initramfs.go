@@ -14,11 +14,12 @@ import (
 
 // buildInitramfs writes (or reuses) the gzip'd newc initramfs for kernel k
 // under dir and returns its path. It holds /bin/busybox, /init, the guest
-// modules of k uncompressed and /etc/modules.list, their insmod order. The
+// modules of k uncompressed (extra: out-of-tree ones, such as siw.ko, last)
+// and /etc/modules.list, their insmod order. The
 // file name carries a hash of the inputs, so a kept work directory reuses
 // it until the kernel, busybox or the init script changes.
-func buildInitramfs(ctx context.Context, t *tools, k kernel, dir string) (path string, warnings []string, err error) {
-	loads, warnings, err := resolveModules(ctx, t.modprobe, k.Release)
+func buildInitramfs(ctx context.Context, t *tools, k kernel, dir string, extra ...string) (path string, warnings []string, err error) {
+	loads, warnings, err := resolveModules(ctx, t.modprobe, k.Release, extra...)
 	if err != nil {
 		return "", nil, err
 	}

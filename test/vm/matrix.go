@@ -63,7 +63,11 @@ func (s *session) prepare(ctx context.Context) (map[string]bootFiles, error) {
 	files := make(map[string]bootFiles)
 	for _, k := range s.kernels {
 		start := time.Now()
-		initrd, warnings, err := buildInitramfs(ctx, s.tools, k, filepath.Join(s.work, "initramfs"))
+		siw, err := ensureSIW(ctx, k, s.opts.install, s.stderr)
+		if err != nil {
+			return nil, err
+		}
+		initrd, warnings, err := buildInitramfs(ctx, s.tools, k, filepath.Join(s.work, "initramfs"), siw)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +144,7 @@ func (s *session) boot(ctx context.Context, j vmJob, f bootFiles, out io.Writer,
 		return runReport{}, err
 	}
 	timeout := s.opts.timeout
-	if j.suffix == raceSuffix {
+	if j.suffix == raceSuffix || j.suffix == siwRaceSuffix {
 		timeout *= raceSlowdown
 	}
 	vm := &vmRun{

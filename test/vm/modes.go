@@ -45,14 +45,18 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintf(stdout, "vm: busybox: %s (static)\n", t.busybox)
 		fmt.Fprintf(stdout, "vm: kernels with rdma_rxe: %s\n", kernelsDescription(installed))
 		for _, k := range kernels {
-			_, warnings, err := resolveModules(ctx, t.modprobe, k.Release)
+			siw, err := ensureSIW(ctx, k, o.install, stderr)
+			if err != nil {
+				return err
+			}
+			_, warnings, err := resolveModules(ctx, t.modprobe, k.Release, siw)
 			if err != nil {
 				return err
 			}
 			for _, w := range warnings {
 				fmt.Fprintf(stdout, "vm: warning: %s\n", w)
 			}
-			fmt.Fprintf(stdout, "vm: kernel %s: %s, guest modules found\n", k.Release, k.Image)
+			fmt.Fprintf(stdout, "vm: kernel %s: %s, guest modules found, siw: %s\n", k.Release, k.Image, siw)
 		}
 		return nil
 	}
@@ -196,6 +200,9 @@ func (s *session) test(ctx context.Context) error {
 		}
 		fmt.Fprintf(s.stderr, "vm: host unit tests passed in %s\n", seconds(time.Since(start)))
 	}
+	if err := checkSkip(s.opts.args); err != nil {
+		return err
+	}
 	start := time.Now()
 	bins, err := s.buildAllTests(ctx, filepath.Join(s.work, "tests"), false)
 	if err != nil {
@@ -230,7 +237,7 @@ func (s *session) test(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// A -test.run that selects wire tests only makes no single-guest runs,
+	// A -test.run that selects wire or siw tests only makes no single-guest runs,
 	// unless -test.bench selects benchmarks other than wire ones: those
 	// run in single guests whatever -test.run selects.
 	_, runGiven := runFlag(s.opts.args)
@@ -259,6 +266,10 @@ func (s *session) test(ctx context.Context) error {
 		}
 		jobs = append(race, jobs...)
 	}
+	// The race runs are the longest: first, so that the parallel guests
+	// finish together.
+	siwRace, siw := s.siwJobs(bins, raceBins, raceKernels, list)
+	jobs = append(append(siwRace, jobs...), siw...)
 	var reports []runReport
 	if len(jobs) > 0 {
 		reports, err = s.runJobs(ctx, jobs, func(r *runReport) func(string) { return r.Tally.line })

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -47,10 +48,22 @@ type moduleLoad struct {
 }
 
 // resolveModules computes the ordered, deduplicated insmod list of the
-// guest modules for a kernel. Warnings name optional modules not found.
-func resolveModules(ctx context.Context, modprobe, release string) (loads []moduleLoad, warnings []string, err error) {
+// guest modules for a kernel, then of the out-of-tree modules extra (paths
+// of .ko files, such as siw.ko), each after its dependencies. Warnings name
+// optional modules not found.
+func resolveModules(ctx context.Context, modprobe, release string, extra ...string) (loads []moduleLoad, warnings []string, err error) {
+	mods := slices.Clone(guestModules)
+	for _, path := range extra {
+		deps, err := moduleDepends(ctx, path)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, d := range deps {
+			mods = append(mods, guestModule{d, true})
+		}
+	}
 	seen := make(map[string]bool)
-	for _, m := range guestModules {
+	for _, m := range mods {
 		var out, errOut bytes.Buffer
 		cmd := exec.CommandContext(ctx, modprobe, "-S", release, "--show-depends", m.name)
 		cmd.Stdout = &out
@@ -77,7 +90,35 @@ func resolveModules(ctx context.Context, modprobe, release string) (loads []modu
 			}
 		}
 	}
+	for _, path := range extra {
+		loads = append(loads, moduleLoad{Path: path})
+	}
 	return loads, warnings, nil
+}
+
+// moduleDepends is the "depends" field of a .ko file's modinfo: the modules
+// it needs loaded first.
+func moduleDepends(ctx context.Context, path string) ([]string, error) {
+	modinfo, err := lookTool("modinfo", "kmod")
+	if err != nil {
+		return nil, err
+	}
+	out, err := exec.CommandContext(ctx, modinfo, "-F", "depends", path).Output()
+	if err != nil {
+		return nil, fmt.Errorf("modinfo -F depends %s: %v", path, err)
+	}
+	return parseDepends(string(out)), nil
+}
+
+// parseDepends splits modinfo's "ib_core,libcrc32c" into module names.
+func parseDepends(out string) []string {
+	var deps []string
+	for _, d := range strings.Split(strings.TrimSpace(out), ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			deps = append(deps, d)
+		}
+	}
+	return deps
 }
 
 // parseShowDepends parses the output of modprobe --show-depends: lines

@@ -22,7 +22,7 @@ const consoleTail = 50
 type vmRun struct {
 	Kernel  kernel
 	Devices int
-	Suffix  string // tells apart runs of one kernel and device count ("race")
+	Suffix  string // tells apart runs of one kernel and device count ("race"); "siw" and "siw-race" make siw guests
 	Image   string // the kernel for -kernel: a vmlinux or the bzImage
 	Initrd  string
 	Work    string // host work directory, the guest's /tmp/vm
@@ -120,6 +120,9 @@ func (r *vmRun) cmdline() string {
 	}
 	if r.Wire != nil {
 		c += fmt.Sprintf(" rdmastack.wire=%d", r.Wire.host())
+	}
+	if isSIWSuffix(r.Suffix) || r.Wire != nil && r.Wire.SIW {
+		c += " rdmastack.siw=1"
 	}
 	if a := strings.TrimSpace(r.Append); a != "" {
 		c += " " + a

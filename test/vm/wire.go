@@ -48,6 +48,9 @@ type wireEnd struct {
 	Port     int    // host UDP port this end receives on
 	PeerPort int    // host UDP port of the other end
 	NIC      string // QEMU's device model of the NIC (-wire-nic)
+	// SIW adds siw0 on eth0, after rxe0: only when wire tests named SIW
+	// run (see wireSIW).
+	SIW bool
 }
 
 func (w *wireEnd) host() int    { return w.Side + 1 }
@@ -90,6 +93,9 @@ func (w *wireEnd) env() string {
 	fmt.Fprintf(&b, "export %s=%s\n", envWireSelf, w.addr())
 	fmt.Fprintf(&b, "export %s=%s\n", envWirePeer, w.peer())
 	fmt.Fprintf(&b, "export %s=%s\n", envWirePeerKernel, shellQuote(w.Peer.Release))
+	if w.SIW {
+		fmt.Fprintf(&b, "export %s=%s\n", envWireSIWDev, siwDev)
+	}
 	return b.String()
 }
 
@@ -193,11 +199,31 @@ func withoutFlags(args []string, names ...string) []string {
 	return out
 }
 
-// singleArgs are the test binary flags of a single-guest run: a wire test
-// or benchmark has no peer there, so it does not run. A -test.skip in args
-// replaces this one.
+// singleSkip is what a single guest skips: wire tests and benchmarks (no
+// peer there) and siw ones (no siw device there).
+const singleSkip = "^(" + wireTestPrefix + "|" + wireBenchPrefix + ")|" + siwTestMark
+
+// singleArgs are the test binary flags of a single-guest run: args with
+// singleSkip joined to their -test.skip, if any (checkSkip makes sure it
+// has no subtest part, which a join could not keep).
 func singleArgs(args []string) []string {
-	return append([]string{"-test.skip", "^(" + wireTestPrefix + "|" + wireBenchPrefix + ")"}, args...)
+	skip := singleSkip
+	if user, ok := testFlag(args, "test.skip"); ok && user != "" {
+		skip = "(" + singleSkip + ")|(" + user + ")"
+	}
+	return append(withoutFlags(args, "test.skip"), "-test.skip", skip)
+}
+
+// checkSkip refuses a -test.skip with subtest parts ("A/B"): the testing
+// package takes one -test.skip, whose parts match the name's levels, so
+// test/vm could not join its own top-level skip of singleArgs to it.
+func checkSkip(args []string) error {
+	if v, ok := testFlag(args, "test.skip"); ok {
+		if _, rest := splitRun(v); rest != "" {
+			return fmt.Errorf("-test.skip %q has a subtest part: test/vm joins its own skip of the wire and siw tests to a -test.skip, which works for top-level patterns only", v)
+		}
+	}
+	return nil
 }
 
 // pairArgs are the test binary flags of a wire guest for a binary whose
@@ -212,6 +238,17 @@ func singleArgs(args []string) []string {
 // with a count (-test.benchtime Nx, given or 1x), which both halves run
 // alike (the testing package's b.N=1 probe, then N).
 func pairArgs(args []string, tests, benches []string) []string {
+	out := onlyArgs(withoutFlags(args, "test.benchtime"), tests, benches)
+	if len(benches) > 0 {
+		out = append(out, "-test.benchtime", countBenchtime(args))
+	}
+	return out
+}
+
+// onlyArgs is args with a -test.run and -test.bench that match exactly
+// tests and benches (their subtest parts kept; -test.run '^$' when there
+// is no test, no -test.bench when there is no benchmark).
+func onlyArgs(args []string, tests, benches []string) []string {
 	only := func(names []string, pattern string, given bool) string {
 		quoted := make([]string, len(names))
 		for i, n := range names {
@@ -225,7 +262,7 @@ func pairArgs(args []string, tests, benches []string) []string {
 		}
 		return p
 	}
-	out := withoutFlags(args, "test.run", "test.bench", "test.benchtime")
+	out := withoutFlags(args, "test.run", "test.bench")
 	run := "^$"
 	if len(tests) > 0 {
 		r, ok := runFlag(args)
@@ -234,7 +271,7 @@ func pairArgs(args []string, tests, benches []string) []string {
 	out = append(out, "-test.run", run)
 	if len(benches) > 0 {
 		b, ok := testFlag(args, "test.bench")
-		out = append(out, "-test.bench", only(benches, b, ok), "-test.benchtime", countBenchtime(args))
+		out = append(out, "-test.bench", only(benches, b, ok))
 	}
 	return out
 }
@@ -252,25 +289,33 @@ func countBenchtime(args []string) string {
 }
 
 // testList is what the selection of a test run holds: per binary name, its
-// wire tests and wire benchmarks, and whether any other test or benchmark
-// is selected.
+// wire tests and wire benchmarks, its siw tests and benchmarks, and whether
+// any other test or benchmark is selected.
 type testList struct {
 	wire       map[string][]string // TestWire*
 	bench      map[string][]string // BenchmarkWire*
+	siw        map[string][]string // tests and examples with SIW in their names, but wire ones
+	siwBench   map[string][]string // benchmarks likewise
 	other      bool                // a test or example for the single guests
 	otherBench bool                // a benchmark for the single guests
 }
 
 // wireBinaries are the names of the binaries with wire tests or
 // benchmarks, sorted.
-func (l testList) wireBinaries() []string {
+func (l testList) wireBinaries() []string { return binaryNames(l.wire, l.bench) }
+
+// siwBinaries are the names of the binaries with siw tests or benchmarks,
+// sorted.
+func (l testList) siwBinaries() []string { return binaryNames(l.siw, l.siwBench) }
+
+// binaryNames are the keys of the maps, sorted, each once.
+func binaryNames(maps ...map[string][]string) []string {
 	var bins []string
-	for b := range l.wire {
-		bins = append(bins, b)
-	}
-	for b := range l.bench {
-		if _, ok := l.wire[b]; !ok {
-			bins = append(bins, b)
+	for _, m := range maps {
+		for b := range m {
+			if !slices.Contains(bins, b) {
+				bins = append(bins, b)
+			}
 		}
 	}
 	slices.Sort(bins)
@@ -288,7 +333,8 @@ func listTests(ctx context.Context, bins []testBinary, args []string) (testList,
 	}
 	bench, benchGiven := testFlag(args, "test.bench")
 	bench, _ = splitRun(bench)
-	l := testList{wire: map[string][]string{}, bench: map[string][]string{}}
+	l := testList{wire: map[string][]string{}, bench: map[string][]string{},
+		siw: map[string][]string{}, siwBench: map[string][]string{}}
 	for _, b := range bins {
 		names, err := listNames(ctx, b, pattern)
 		if err != nil {
@@ -298,7 +344,10 @@ func listTests(ctx context.Context, bins []testBinary, args []string) (testList,
 			switch {
 			case strings.HasPrefix(name, wireTestPrefix):
 				l.wire[b.Name] = append(l.wire[b.Name], name)
-			case strings.HasPrefix(name, "Test"), strings.HasPrefix(name, "Example"):
+			case !strings.HasPrefix(name, "Test") && !strings.HasPrefix(name, "Example"):
+			case isSIWTest(name):
+				l.siw[b.Name] = append(l.siw[b.Name], name)
+			default:
 				l.other = true
 			}
 		}
@@ -312,7 +361,10 @@ func listTests(ctx context.Context, bins []testBinary, args []string) (testList,
 			switch {
 			case strings.HasPrefix(name, wireBenchPrefix):
 				l.bench[b.Name] = append(l.bench[b.Name], name)
-			case strings.HasPrefix(name, "Benchmark"):
+			case !strings.HasPrefix(name, "Benchmark"):
+			case isSIWTest(name):
+				l.siwBench[b.Name] = append(l.siwBench[b.Name], name)
+			default:
 				l.otherBench = true
 			}
 		}
@@ -390,7 +442,7 @@ func (s *session) runPairs(ctx context.Context, pairs [][2]kernel,
 	}
 	results := make([]pairResult, len(pairs))
 	if err := bounded(ctx, len(pairs), s.wireParallel(list), func(i int) {
-		results[i] = s.runPairRetrying(ctx, files, pairs[i], payload)
+		results[i] = s.runPairRetrying(ctx, files, pairs[i], payload, list.wireSIW())
 	}); err != nil {
 		return nil, err
 	}
@@ -420,8 +472,8 @@ type pairResult struct {
 // kernel panicked (the first boot's output is kept, and the reports say
 // so).
 func (s *session) runPairRetrying(ctx context.Context, files map[string]bootFiles, p [2]kernel,
-	payload func(k kernel, w *wireEnd, guestOutDir string) string) (r pairResult) {
-	reps, outs, err := s.runPair(ctx, files, p, payload)
+	payload func(k kernel, w *wireEnd, guestOutDir string) string, siw bool) (r pairResult) {
+	reps, outs, err := s.runPair(ctx, files, p, payload, siw)
 	if err != nil {
 		r.err = err
 		return r
@@ -439,7 +491,7 @@ func (s *session) runPairRetrying(ctx context.Context, files map[string]bootFile
 		msg := fmt.Sprintf("vm: the kernel of %s panicked: booting the pair once more\n", strings.Join(panicked, " and "))
 		io.WriteString(&r.out, msg)
 		io.WriteString(s.stderr, msg)
-		if reps, outs, err = s.runPair(ctx, files, p, payload); err != nil {
+		if reps, outs, err = s.runPair(ctx, files, p, payload, siw); err != nil {
 			r.err = err
 			return r
 		}
@@ -477,9 +529,9 @@ func kernelPanicked(out []byte) bool {
 // runPair boots the two guests of pair p at once and returns their
 // reports and outputs, side a first. A guest that fails stops its peer,
 // whose wire tests could only wait for it, and one that ends gives its
-// peer pairGrace to end too.
+// peer pairGrace to end too. siw gives the guests siw0 (wireEnd.SIW).
 func (s *session) runPair(ctx context.Context, files map[string]bootFiles, p [2]kernel,
-	payload func(k kernel, w *wireEnd, guestOutDir string) string) ([2]runReport, [2]*bytes.Buffer, error) {
+	payload func(k kernel, w *wireEnd, guestOutDir string) string, siw bool) ([2]runReport, [2]*bytes.Buffer, error) {
 	var (
 		wg      sync.WaitGroup
 		reps    [2]runReport
@@ -494,8 +546,8 @@ func (s *session) runPair(ctx context.Context, files map[string]bootFiles, p [2]
 		return reps, outs, err
 	}
 	ends := [2]*wireEnd{
-		{Side: 0, Peer: p[1], Port: ports[0], PeerPort: ports[1], NIC: s.opts.wireNIC},
-		{Side: 1, Peer: p[0], Port: ports[1], PeerPort: ports[0], NIC: s.opts.wireNIC},
+		{Side: 0, Peer: p[1], Port: ports[0], PeerPort: ports[1], NIC: s.opts.wireNIC, SIW: siw},
+		{Side: 1, Peer: p[0], Port: ports[1], PeerPort: ports[0], NIC: s.opts.wireNIC, SIW: siw},
 	}
 	stop := func(i int, reason string) {
 		mu.Lock()

@@ -135,7 +135,7 @@ func TestRunFlags(t *testing.T) {
 			t.Errorf("splitRun(%q) = %q, %q; want %q, %q", in, top, rest, want[0], want[1])
 		}
 	}
-	if diff := cmp.Diff([]string{"-test.skip", "^(TestWire|BenchmarkWire)", "-test.run", "X"}, singleArgs([]string{"-test.run", "X"})); diff != "" {
+	if diff := cmp.Diff([]string{"-test.run", "X", "-test.skip", "^(TestWire|BenchmarkWire)|SIW"}, singleArgs([]string{"-test.run", "X"})); diff != "" {
 		t.Errorf("singleArgs (-want +got):\n%s", diff)
 	}
 	for _, tc := range []struct {
@@ -275,7 +275,8 @@ func TestInitScriptWire(t *testing.T) {
 	wantAll(t, "init script", initScript,
 		"rdmastack.wire=*) wire=${arg#*=} ;;",
 		`addr add `+wireNet+`.%s/24 dev eth0\nlink set eth0 up\n' "$wire"`,
-		"link add rxe0 type rxe netdev eth0",
+		`echo "link add rxe0 type rxe netdev eth0" >/mnt/run/vm/setup.rdma`,
+		`echo "link add siw0 type siw netdev eth0" >>/mnt/run/vm/setup.rdma`,
 		`[ "$devices" = 1 ] || fail`,
 	)
 }
