@@ -57,8 +57,8 @@ func b2u(b bool) uint8 {
 // AH is an address handle.
 type AH struct {
 	object
-	ahNum uint32
-	mac   net.HardwareAddr
+	driver []byte // the driver's response to CREATE_AH (rxe's ah_num: rxe_qp.go)
+	mac    net.HardwareAddr
 }
 
 // MAC is the destination MAC address the kernel resolved for a RoCE AH,
@@ -90,17 +90,7 @@ func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
 		return nil, err
 	}
-	ah := &AH{object: object{ctx: c, handle: resp.AhHandle, kind: "ah"}}
-	if c.dev.DriverID == ib.DriverRXE && len(drv) >= 4 {
-		ah.ahNum = kabi.Decode[abi.RxeCreateAhResp](drv).AhNum
-	}
-	// mlx5 writes its response on RoCE ports only (response_length 0
-	// otherwise).
-	if c.dev.DriverID == ib.DriverMLX5 {
-		if r := kabi.Decode[abi.Mlx5IbCreateAhResp](drv); r.ResponseLength >= 10 {
-			ah.mac = net.HardwareAddr(r.Dmac[:])
-		}
-	}
+	ah := &AH{object: object{ctx: c, handle: resp.AhHandle, kind: "ah"}, driver: drv, mac: c.prov.ahMAC(drv)}
 	return ah, nil
 }
 

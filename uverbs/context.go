@@ -422,6 +422,7 @@ type driverUdata struct {
 	allocPDOut    int
 	regMRIn       []byte
 	regMROut      int
+	resizeCQOut   int
 	createCQOut   int
 	createQPOut   int
 	createSRQOut  int

@@ -3,7 +3,6 @@ package uverbs
 import (
 	"fmt"
 
-	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
@@ -35,10 +34,7 @@ func (cq *CQ) Resize(cqe int) error {
 	defer done()
 	req := abi.ResizeCq{CqHandle: cq.handle, Cqe: uint32(cqe)}
 	var resp abi.ResizeCqResp
-	var drv []byte
-	if c.dev.DriverID == ib.DriverRXE {
-		drv = make([]byte, kabi.Sizeof[abi.RxeResizeCqResp]())
-	}
+	drv := make([]byte, c.prov.udata().resizeCQOut)
 	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_RESIZE_CQ,
 		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
 		return err

@@ -2,6 +2,7 @@ package uverbs
 
 import (
 	"fmt"
+	"net"
 	"os"
 
 	"github.com/rdmastack/rdmastack/internal/kabi"
@@ -208,13 +209,30 @@ func decodeMLX5Context(a *mlx5GetContextAttempt, b []byte) *MLX5Context {
 	}
 }
 
-// mlx5Refusal refuses, before anything is sent, the creation of a queue
+// mlx5Provider is mlx5's control path: its driver data, and the
+// destination MAC of its AHs. Its data path (queues in user memory, UAR
+// doorbells) waits for hardware to test it on.
+type mlx5Provider struct{ controlOnly }
+
+// refuseQueues refuses, before anything is sent, the creation of a queue
 // whose memory the driver expects the user-space provider to allocate:
 // mlx5 takes the CQ, QP and SRQ buffers and their doorbell records from
 // user memory (struct mlx5_ib_create_cq and friends carry their
 // addresses), and this package has no mlx5 data path.
-func mlx5Refusal(what string) error {
+func (mlx5Provider) refuseQueues(what string) error {
 	return fmt.Errorf("mlx5 needs the %s buffer and doorbell record allocated by an mlx5 user-space provider, which rdmastack does not have: %w", what, ErrNotSupported)
+}
+
+// ahMAC reads struct mlx5_ib_create_ah_resp, which mlx5 writes on RoCE
+// ports only (response_length 0 otherwise).
+func (mlx5Provider) ahMAC(out []byte) net.HardwareAddr {
+	if len(out) < kabi.Sizeof[abi.Mlx5IbCreateAhResp]() {
+		return nil
+	}
+	if r := kabi.Decode[abi.Mlx5IbCreateAhResp](out); r.ResponseLength >= 10 {
+		return net.HardwareAddr(r.Dmac[:])
+	}
+	return nil
 }
 
 // mlx5Udata is the driver data of mlx5's control-path commands

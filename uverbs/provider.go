@@ -2,10 +2,13 @@ package uverbs
 
 import (
 	"fmt"
+	"net"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/kabi"
+	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
 // How a provider plugs in.
@@ -48,6 +51,19 @@ type provider interface {
 	// srqNum reads the SRQ number from a driver that reports it in its
 	// response rather than the core's (0 for none).
 	srqNum(out []byte) uint32
+	// modifySRQ is MODIFY_SRQ's driver data: a driver that moves a
+	// resized queue writes where to map it into mi, memory pinned
+	// through pins for the call (nil, nil: none).
+	modifySRQ(pins *kabi.Pins) (in []byte, mi *abi.MmInfo)
+	// ahMAC reads the destination MAC a driver reports for a new AH
+	// (nil: none).
+	ahMAC(out []byte) net.HardwareAddr
+	// refuseQueues refuses, before anything is sent, the creation of a
+	// queue (what) whose memory the driver expects user space to
+	// provide when the provider cannot; hasDataPath reports whether the
+	// provider works queues at all.
+	refuseQueues(what string) error
+	hasDataPath() bool
 
 	// open runs once GET_CONTEXT has made the context: a provider maps
 	// what the whole context needs here; close releases it after the
@@ -135,19 +151,21 @@ func providerFor(d ib.DriverID) provider {
 	case ib.DriverSIW:
 		return siwProvider{}
 	case ib.DriverMLX5:
-		return controlOnly{u: mlx5Udata(), refuse: mlx5Refusal}
+		return mlx5Provider{controlOnly{u: mlx5Udata()}}
 	}
 	return controlOnly{}
 }
 
 // controlOnly is the provider of a driver without a data path here: the
 // control path works, and creating a CQ, QP or SRQ on a char device is
-// refused before anything is sent (refuse, when set, refuses it even on
-// a fake kernel: a driver whose queues need provider memory).
-type controlOnly struct {
-	u      driverUdata
-	refuse func(what string) error
-}
+// refused before anything is sent.
+type controlOnly struct{ u driverUdata }
+
+func (controlOnly) srqNum([]byte) uint32                       { return 0 }
+func (controlOnly) modifySRQ(*kabi.Pins) ([]byte, *abi.MmInfo) { return nil, nil }
+func (controlOnly) ahMAC([]byte) net.HardwareAddr              { return nil }
+func (controlOnly) refuseQueues(string) error                  { return nil }
+func (controlOnly) hasDataPath() bool                          { return false }
 
 func (p controlOnly) udata() driverUdata                    { return p.u }
 func (controlOnly) transport() transportLimits              { return transportLimits{} }
@@ -157,7 +175,6 @@ func (p controlOnly) prepareQP(*QPInit) (driverIO, error)   { return sized(p.u.c
 func (controlOnly) newQP(*QP, driverIO) (qpOps, error)      { return nil, errNoDataPath }
 func (p controlOnly) prepareSRQ(*SRQAttr) (driverIO, error) { return sized(p.u.createSRQOut), nil }
 func (controlOnly) newSRQ(*SRQ, driverIO) (srqOps, error)   { return nil, errNoDataPath }
-func (controlOnly) srqNum([]byte) uint32                    { return 0 }
 func (controlOnly) open(*Context) error                     { return nil }
 func (controlOnly) close() error                            { return nil }
 
@@ -171,13 +188,13 @@ var ErrNoProvider = fmt.Errorf("no data-path provider for the driver: %w", ErrNo
 // control path only). A driver without a provider is refused before
 // anything is sent.
 func (c *Context) dataPath(op, what string) (bool, error) {
-	if cp, ok := c.prov.(controlOnly); ok && cp.refuse != nil {
-		return false, wrap(c.dev.Name, op, cp.refuse(what))
+	if err := c.prov.refuseQueues(what); err != nil {
+		return false, wrap(c.dev.Name, op, err)
 	}
 	if !c.k.queues() {
 		return false, nil
 	}
-	if _, ok := c.prov.(controlOnly); ok {
+	if !c.prov.hasDataPath() {
 		return false, wrap(c.dev.Name, op, fmt.Errorf("%s: driver %v: %w", what, c.dev.DriverID, ErrNoProvider))
 	}
 	return true, nil

@@ -2,6 +2,7 @@ package uverbs
 
 import (
 	"fmt"
+	"net"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -26,8 +27,24 @@ func (rxeProvider) udata() driverUdata {
 		createQPOut:  kabi.Sizeof[abi.RxeCreateQpResp](),
 		createSRQOut: kabi.Sizeof[abi.RxeCreateSrqResp](),
 		createAHOut:  kabi.Sizeof[abi.RxeCreateAhResp](),
+		// struct rxe_resize_cq_resp: where the resized queue is mapped.
+		resizeCQOut: kabi.Sizeof[abi.RxeResizeCqResp](),
 	}
 }
+
+// modifySRQ is struct rxe_modify_srq_cmd, which rxe needs always: it
+// writes a resized queue's struct mminfo to the address it holds, memory
+// pinned through kabi for the call, on the write() and the ioctl path
+// alike (libibverbs' rxe provider uses a stack variable).
+func (rxeProvider) modifySRQ(pins *kabi.Pins) ([]byte, *abi.MmInfo) {
+	mi := new(abi.MmInfo)
+	cmd := abi.RxeModifySrqCmd{MmapInfoAddr: pins.Pin(kabi.Bytes(mi))}
+	return kabi.Bytes(&cmd), mi
+}
+
+func (rxeProvider) ahMAC([]byte) net.HardwareAddr { return nil }
+func (rxeProvider) refuseQueues(string) error     { return nil }
+func (rxeProvider) hasDataPath() bool             { return true }
 
 func (rxeProvider) transport() transportLimits { return transportLimits{} }
 func (rxeProvider) open(*Context) error        { return nil }

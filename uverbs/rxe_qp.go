@@ -130,7 +130,7 @@ func (x *rxeQP) postOneSend(wr *SendWR, marker bool) error {
 		if wr.AH == nil {
 			return qp.invalid(op, "a UD send needs an address handle")
 		}
-		if ahNum = wr.AH.ahNum; ahNum == 0 {
+		if ahNum = rxeAHNum(wr.AH); ahNum == 0 {
 			return qp.fail(op, fmt.Errorf("the address handle has no ah_num (a kernel before Linux 5.11): %w", ErrNotSupported))
 		}
 	}
@@ -193,6 +193,15 @@ func (x *rxeQP) postOneSend(wr *SendWR, marker bool) error {
 		wr.MW.rkey.Store(wr.MWRKey)
 	}
 	return nil
+}
+
+// rxeAHNum is the AH's number in struct rxe_create_ah_resp (0: a kernel
+// before Linux 5.11, which has none).
+func rxeAHNum(ah *AH) uint32 {
+	if len(ah.driver) < kabi.Sizeof[abi.RxeCreateAhResp]() {
+		return 0
+	}
+	return kabi.Decode[abi.RxeCreateAhResp](ah.driver).AhNum
 }
 
 // addrPtr turns a registered buffer's address back into a pointer, for

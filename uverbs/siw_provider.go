@@ -2,6 +2,7 @@ package uverbs
 
 import (
 	"fmt"
+	"net"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -38,10 +39,17 @@ func (siwProvider) udata() driverUdata {
 	}
 }
 
-func (siwProvider) transport() transportLimits { return transportLimits{iwarp: true} }
-func (siwProvider) open(*Context) error        { return nil }
-func (siwProvider) close() error               { return nil }
-func (siwProvider) srqNum([]byte) uint32       { return 0 }
+func (siwProvider) transport() transportLimits    { return transportLimits{iwarp: true} }
+func (siwProvider) open(*Context) error           { return nil }
+func (siwProvider) close() error                  { return nil }
+func (siwProvider) srqNum([]byte) uint32          { return 0 }
+func (siwProvider) ahMAC([]byte) net.HardwareAddr { return nil }
+func (siwProvider) refuseQueues(string) error     { return nil }
+func (siwProvider) hasDataPath() bool             { return true }
+
+// modifySRQ: siw's MODIFY_SRQ carries no driver data, and its ring
+// stays where it is.
+func (siwProvider) modifySRQ(*kabi.Pins) ([]byte, *abi.MmInfo) { return nil, nil }
 
 func (p siwProvider) prepareCQ(*CQAttr) (driverIO, error) { return sized(p.udata().createCQOut), nil }
 func (p siwProvider) prepareQP(*QPInit) (driverIO, error) { return sized(p.udata().createQPOut), nil }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
@@ -46,18 +45,10 @@ func (s *SRQ) Modify(attr SRQAttr, mask SRQAttrMask) error {
 	defer done()
 	req := abi.ModifySrq{SrqHandle: s.handle, AttrMask: uint32(mask), MaxWr: attr.MaxWR, SrqLimit: attr.SRQLimit}
 	w := &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_MODIFY_SRQ, Req: kabi.Bytes(&req)}
-	// rxe needs struct rxe_modify_srq_cmd always, and writes a resized
-	// queue's struct mminfo to the address it holds: memory pinned through
-	// kabi for the call, on the write() and the ioctl path alike
-	// (libibverbs' rxe provider uses a stack variable).
-	var mi *abi.MmInfo
 	var pins kabi.Pins
 	defer pins.Unpin()
-	if c.dev.DriverID == ib.DriverRXE {
-		mi = new(abi.MmInfo)
-		cmd := abi.RxeModifySrqCmd{MmapInfoAddr: pins.Pin(kabi.Bytes(mi))}
-		w.DriverIn = kabi.Bytes(&cmd)
-	}
+	var mi *abi.MmInfo
+	w.DriverIn, mi = c.prov.modifySRQ(&pins)
 	err = c.write(op, w)
 	if err != nil {
 		return err
