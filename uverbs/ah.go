@@ -72,7 +72,7 @@ func (ah *AH) MAC() net.HardwareAddr { return ah.mac }
 func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 	c := pd.ctx
 	const op = "create ah"
-	if c.prov.transport().iwarp {
+	if c.prov.traits().iwarp {
 		return nil, c.unsupported(op, "an address handle")
 	}
 	if attr.Port == 0 {

@@ -21,7 +21,7 @@ func (cq *CQ) Resize(cqe int) error {
 	if cqe < 1 || cqe > 1<<31-1 {
 		return invalid(c.dev.Name, op, "cqe %d out of range", cqe)
 	}
-	if c.prov.transport().iwarp {
+	if c.prov.traits().iwarp {
 		return c.unsupported(op, "resizing a CQ")
 	}
 	if _, err := c.dataPath(op, "CQ"); err != nil {

@@ -142,9 +142,9 @@ func (qp *QP) checkSend(wr *SendWR, maxInline, maxSGE int) error {
 	switch {
 	case wr.Opcode > OpSendWithInv:
 		return qp.invalid(op, "opcode %v", wr.Opcode)
-	case qp.ctx.prov.transport().iwarp && !wr.Opcode.onIWARP():
+	case qp.ctx.prov.traits().iwarp && !wr.Opcode.onIWARP():
 		return qp.ctx.unsupported(op, wr.Opcode.String())
-	case qp.ctx.prov.transport().iwarp && wr.Opcode == OpRDMARead && len(wr.SGE) > 1:
+	case qp.ctx.prov.traits().iwarp && wr.Opcode == OpRDMARead && len(wr.SGE) > 1:
 		return qp.invalid(op, "an iWARP READ's sink has one SGE, not %d", len(wr.SGE))
 	case qp.typ == ib.QPTypeUD && wr.Opcode != OpSend && wr.Opcode != OpSendWithImm:
 		return qp.invalid(op, "%v on a UD QP", wr.Opcode)

@@ -26,6 +26,10 @@ type Device struct {
 	// the kernel does not say.
 	DriverID ib.DriverID
 
+	// NodeType is the device's node type (RDMA netlink's); its transport
+	// (Transport) says InfiniBand or iWARP. 0 when not known.
+	NodeType ib.NodeType
+
 	Uverbs string // the uverbs char device's name, e.g. "uverbs0"; "" when the device has none
 	Dev    uint64 // the char device's dev_t (unix.Major, unix.Minor); 0 when not known
 	ABI    uint32 // the uverbs ABI version the driver speaks
@@ -34,7 +38,7 @@ type Device struct {
 // NewDevice is the Device of nd whose uverbs char device RDMA netlink (or
 // sysfs) reported as ch; ch nil: a device without one.
 func NewDevice(nd nldev.Device, ch *nldev.Chardev) Device {
-	d := Device{Name: nd.Name, Index: nd.Index}
+	d := Device{Name: nd.Name, Index: nd.Index, NodeType: nd.NodeType}
 	if ch != nil {
 		d.DriverID, d.Uverbs, d.Dev, d.ABI = ch.DriverID, ch.Name, ch.Dev, uint32(ch.ABI)
 	}

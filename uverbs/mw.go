@@ -49,7 +49,7 @@ func (pd *PD) AllocMW(typ MWType) (*MW, error) {
 	if typ != MWType1 && typ != MWType2 {
 		return nil, invalid(c.dev.Name, op, "memory window %v", typ)
 	}
-	if c.prov.transport().iwarp {
+	if c.prov.traits().iwarp {
 		return nil, c.unsupported(op, "a memory window")
 	}
 	done, err := pd.use(op)

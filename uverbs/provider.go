@@ -39,8 +39,9 @@ import (
 type provider interface {
 	// udata is the driver data of the control path's commands.
 	udata() driverUdata
-	// transport says what the device's transport cannot do (iWARP).
-	transport() transportLimits
+	// traits says what the device's transport cannot do (iWARP), and
+	// how its kernel flushes.
+	traits() traits
 
 	prepareCQ(attr *CQAttr) (driverIO, error)
 	newCQ(cq *CQ, d driverIO) (cqOps, error)
@@ -125,10 +126,15 @@ type srqOps interface {
 	release() error
 }
 
-// transportLimits is what a transport forbids, checked by the generic
-// code before anything reaches a provider or the kernel.
-type transportLimits struct {
+// traits is what generic code must know of a provider: what its
+// transport forbids (checked before anything reaches a provider or the
+// kernel), and how its kernel flushes.
+type traits struct {
 	iwarp bool // RC only, no AH, MW, atomics, immediate data or CQ resize; a READ's sink has one SGE
+	// flushOnlyAtError: the kernel flushes the send queue when the QP
+	// enters the error state, and never what is posted after (siw; rxe
+	// flushes a send posted in the error state, as Drain's marker needs).
+	flushOnlyAtError bool
 }
 
 // unsupported is the error of a verb the device's transport forbids.
@@ -137,7 +143,7 @@ func (c *Context) unsupported(op, what string) error {
 }
 
 func (c *Context) transportName() string {
-	if c.prov.transport().iwarp {
+	if c.prov.traits().iwarp {
 		return "iWARP"
 	}
 	return "InfiniBand/RoCE"
@@ -168,7 +174,7 @@ func (controlOnly) refuseQueues(string) error                  { return nil }
 func (controlOnly) hasDataPath() bool                          { return false }
 
 func (p controlOnly) udata() driverUdata                    { return p.u }
-func (controlOnly) transport() transportLimits              { return transportLimits{} }
+func (controlOnly) traits() traits                          { return traits{} }
 func (p controlOnly) prepareCQ(*CQAttr) (driverIO, error)   { return sized(p.u.createCQOut), nil }
 func (controlOnly) newCQ(*CQ, driverIO) (cqOps, error)      { return nil, errNoDataPath }
 func (p controlOnly) prepareQP(*QPInit) (driverIO, error)   { return sized(p.u.createQPOut), nil }

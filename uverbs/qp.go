@@ -60,7 +60,7 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 	if init.SendCQ == nil || init.RecvCQ == nil {
 		return nil, invalid(c.dev.Name, op, "send and receive CQs are required")
 	}
-	if init.Type != ib.QPTypeRC && c.prov.transport().iwarp {
+	if init.Type != ib.QPTypeRC && c.prov.traits().iwarp {
 		return nil, c.unsupported(op, init.Type.String()+" QPs")
 	}
 	dp, err := c.dataPath(op, "QP")

@@ -82,10 +82,15 @@ func (qp *QP) Drain(ctx context.Context, handle func(WC)) error {
 			return err
 		}
 	}
-	// The send marker: a signaled zero-length send that a QP in the
-	// error state flushes (for UD without an address handle, which the
-	// flush does not look at).
-	if err := qp.postSend(&SendWR{ID: DrainWRID, Opcode: OpSend, Flags: SendSignaled}, true); err != nil {
+	if qp.ctx.prov.traits().flushOnlyAtError {
+		// The kernel flushed the send queue when the QP entered the
+		// error state, and would never complete a marker posted now:
+		// every send posted before has its completion.
+		d.send.Store(true)
+	} else if err := qp.postSend(&SendWR{ID: DrainWRID, Opcode: OpSend, Flags: SendSignaled}, true); err != nil {
+		// The send marker: a signaled zero-length send that a QP in the
+		// error state flushes (for UD without an address handle, which
+		// the flush does not look at).
 		return err
 	}
 	var wc [16]WC

@@ -46,9 +46,9 @@ func (rxeProvider) ahMAC([]byte) net.HardwareAddr { return nil }
 func (rxeProvider) refuseQueues(string) error     { return nil }
 func (rxeProvider) hasDataPath() bool             { return true }
 
-func (rxeProvider) transport() transportLimits { return transportLimits{} }
-func (rxeProvider) open(*Context) error        { return nil }
-func (rxeProvider) close() error               { return nil }
+func (rxeProvider) traits() traits      { return traits{} }
+func (rxeProvider) open(*Context) error { return nil }
+func (rxeProvider) close() error        { return nil }
 
 func (p rxeProvider) prepareCQ(*CQAttr) (driverIO, error) { return sized(p.udata().createCQOut), nil }
 func (p rxeProvider) prepareQP(*QPInit) (driverIO, error) { return sized(p.udata().createQPOut), nil }

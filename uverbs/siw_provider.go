@@ -23,7 +23,7 @@ import (
 // elements, with no system call; a send rings the doorbell, a POST_SEND
 // without work requests, unless the kernel is still at work on the send
 // queue (the slot before the first new one is still VALID), as libsiw
-// does. iWARP forbids what the generic checks refuse (transportLimits).
+// does. iWARP forbids what the generic checks refuse (traits).
 type siwProvider struct{}
 
 func (siwProvider) udata() driverUdata {
@@ -39,7 +39,7 @@ func (siwProvider) udata() driverUdata {
 	}
 }
 
-func (siwProvider) transport() transportLimits    { return transportLimits{iwarp: true} }
+func (siwProvider) traits() traits                { return traits{iwarp: true, flushOnlyAtError: true} }
 func (siwProvider) open(*Context) error           { return nil }
 func (siwProvider) close() error                  { return nil }
 func (siwProvider) srqNum([]byte) uint32          { return 0 }

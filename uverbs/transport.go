@@ -36,6 +36,10 @@ func TransportOf(n ib.NodeType) Transport {
 	return TransportUnknown
 }
 
+// Transport is the device's transport, as libibverbs derives it from its
+// node type.
+func (d Device) Transport() Transport { return TransportOf(d.NodeType) }
+
 // String returns rdma-core's name ("InfiniBand", "iWARP", ...).
 func (t Transport) String() string {
 	switch t {

@@ -149,7 +149,11 @@ func (r *res) linkInfo() linkInfo {
 	if r.port.LinkLayer == ib.LinkLayerEthernet {
 		ll = "Ethernet"
 	}
-	return linkInfo{dev: r.c.Dev, transport: "IB", linkLayer: ll, mtu: r.mtu.Bytes()}
+	tr := "IB" // perftest's transport_str
+	if r.vctx.Device().Transport() == uverbs.TransportIWARP {
+		tr = "IW"
+	}
+	return linkInfo{dev: r.c.Dev, transport: tr, linkLayer: ll, mtu: r.mtu.Bytes()}
 }
 
 // pickMTU is set_mtu: the port's active MTU, or the user's when it is

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
@@ -23,44 +26,124 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// siwPair runs prog over rdma_cm (-R, the only way an iWARP QP reaches
+// RTS): the server on siw0, the client on siw1 in the peer namespace
+// (client must be a program side: ours as a process or perftest's),
+// and fails tb unless both end well. A side that is the test binary
+// itself (cmtest.Self, which sets Env) gets the program's name first.
+func siwPair(tb testing.TB, e *testenv.SIWEnv, dev uint32, prog string, server, client cmtest.Side, extra ...string) (rs, rc cmtest.Result) {
+	tb.Helper()
+	rs, rc = siwPairNoFail(tb, e, dev, prog, server, client, extra...)
+	if rs.Code != 0 || rc.Code != 0 {
+		tb.Fatalf("%s server %v: %v\nclient %v: %v", prog, server, rs, client, rc)
+	}
+	return rs, rc
+}
+
+func siwPairNoFail(tb testing.TB, e *testenv.SIWEnv, dev uint32, prog string, server, client cmtest.Side, extra ...string) (rs, rc cmtest.Result) {
+	tb.Helper()
+	port := int(nextPort.Add(1))
+	common := append([]string{"-R", "-F", "-p", strconv.Itoa(port)}, extra...)
+	args := func(s cmtest.Side, a []string) []string {
+		if s.Env != nil { // the test binary as ours: the program first
+			return append([]string{prog}, a...)
+		}
+		return a
+	}
+	client = client.InNetns(e.PeerNetns)
+	ws := server.Start(args(server, append([]string{"-d", e.Dev}, common...)), 150*time.Second)
+	testenv.WaitFor(tb, "the server to listen", func() bool { return cmListening(tb, dev, port) })
+	rc = client.Start(args(client, append(append([]string{"-d", e.PeerDev}, common...), e.Addr.String())), 150*time.Second)()
+	rs = ws()
+	return rs, rc
+}
+
+// siwProgs are perftest's RC programs on siw with their message sizes.
+var siwProgs = []struct {
+	prog string
+	size int
+}{
+	{"ib_send_bw", 65536}, {"ib_write_bw", 65536}, {"ib_read_bw", 65536},
+	{"ib_send_lat", 2}, {"ib_write_lat", 2}, {"ib_read_lat", 2},
+}
+
 // TestIntegrationSIWPerftest: on Soft-iWARP, perftest's RC programs over
-// rdma_cm (-R, the only way an iWARP QP reaches RTS) against perftest's
-// in both roles: the server on siw0, the client on siw1 in the peer
-// namespace (ours there as a process), each side's table checked.
+// rdma_cm against perftest's in both roles (the server on siw0, the
+// client on siw1 in the peer namespace; ours there as a process), each
+// side's table checked, nothing left on the device.
 func TestIntegrationSIWPerftest(t *testing.T) {
 	e, dev := cmtest.SIW(t)
-	for _, tc := range []struct {
-		prog string
-		size int
-	}{
-		{"ib_send_bw", 65536}, {"ib_write_bw", 65536}, {"ib_read_bw", 65536},
-		{"ib_send_lat", 2}, {"ib_write_lat", 2}, {"ib_read_lat", 2},
-	} {
+	for _, tc := range siwProgs {
 		theirs := cmtest.Side{Name: "perftest", Oracle: testenv.Oracle(t, tc.prog)}
 		ours := end{prog: tc.prog}.side(t)
-		oursPeer := cmtest.Self("ours").InNetns(e.PeerNetns)
-		for _, roles := range [][2]cmtest.Side{{ours, theirs.InNetns(e.PeerNetns)}, {theirs, oursPeer}} {
+		for _, roles := range [][2]cmtest.Side{{ours, theirs}, {theirs, cmtest.Self("ours")}} {
 			t.Run(fmt.Sprintf("%s/server=%v", tc.prog, roles[0]), func(t *testing.T) {
 				cmtest.NoCMIDsLeft(t, dev)
 				cmtest.NoQPsLeft(t, dev)
 				const iters = 20
-				port := int(nextPort.Add(1))
-				common := []string{"-n", strconv.Itoa(iters), "-R", "-F", "-p", strconv.Itoa(port)}
-				server, client := roles[0], roles[1]
-				sArgs := append([]string{"-d", e.Dev}, common...)
-				cArgs := append(append([]string{"-d", e.PeerDev}, common...), e.Addr.String())
-				if client.Main == nil && client.Oracle != theirs.Oracle {
-					cArgs = append([]string{tc.prog}, cArgs...) // ours as a process: the program first
-				}
-				ws := server.Start(sArgs, 150e9)
-				testenv.WaitFor(t, "the server to listen", func() bool { return cmListening(t, dev, port) })
-				rc := client.Start(cArgs, 150e9)()
-				rs := ws()
-				if rs.Code != 0 || rc.Code != 0 {
-					t.Fatalf("server %v: %v\nclient %v: %v", server, rs, client, rc)
-				}
+				rs, rc := siwPair(t, e, dev, tc.prog, roles[0], roles[1], "-n", strconv.Itoa(iters))
 				checkOutputs(t, tc.prog, true, tc.size, iters, rs.Stdout, rc.Stdout)
 			})
 		}
+	}
+}
+
+// BenchmarkSIWPerftest compares ours with perftest on Soft-iWARP, both
+// as processes from tmpfs (the server on siw0, the client on siw1 in the
+// peer namespace), in rounds (PT_ROUNDS, default 4) in ABBA order: the
+// clients' average MB/s of send, write and read bandwidth at 64 KiB and
+// the t_typical µs of write latency. b.N is each run's iterations (-n).
+//
+//	go run ./test/vm test -unit=false -race none -wire=false -scale '' -- -test.run XXX -test.bench SIWPerftest -test.benchtime 2000x
+func BenchmarkSIWPerftest(b *testing.B) {
+	e, dev := cmtest.SIW(b)
+	rounds := 4
+	if s := os.Getenv("PT_ROUNDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 2 || n%2 != 0 {
+			b.Fatalf("PT_ROUNDS=%q: want an even number of at least 2", s)
+		}
+		rounds = n
+	}
+	for _, tg := range []struct {
+		name, prog, unit string
+		args             []string
+		col              int
+		lat              bool
+	}{
+		{"send-bw", "ib_send_bw", "MB/s", []string{"-s", "65536"}, 4, false},
+		{"write-bw", "ib_write_bw", "MB/s", []string{"-s", "65536"}, 4, false},
+		{"read-bw", "ib_read_bw", "MB/s", []string{"-s", "65536"}, 4, false},
+		{"write-lat", "ib_write_lat", "us-typical", nil, 5, true},
+	} {
+		b.Run(tg.name, func(b *testing.B) {
+			if _, err := exec.LookPath(tg.prog); err != nil {
+				b.Fatal(err)
+			}
+			ours, theirs := cmtest.Binaries(b, tg.prog)
+			args := append(append([]string(nil), tg.args...), "-n", strconv.Itoa(max(b.N, 5)))
+			var o, t []float64
+			cmtest.Alternate(rounds, [][2]cmtest.Side{{ours, ours}, {theirs, theirs}}, func(server, client cmtest.Side) {
+				_, rc := siwPair(b, e, dev, tg.prog, server, client, args...)
+				re := bwRow
+				if tg.lat {
+					re = latRow
+				}
+				m := re.FindStringSubmatch(rc.Stdout)
+				if m == nil {
+					b.Fatalf("%v: no row:\n%s", client, rc.Stdout)
+				}
+				v, _ := strconv.ParseFloat(strings.TrimSpace(m[tg.col]), 64)
+				if server.Name == ours.Name {
+					o = append(o, v)
+				} else {
+					t = append(t, v)
+				}
+			})
+			mo, mt := median(o), median(t)
+			b.ReportMetric(mo, tg.unit+"-ours")
+			b.ReportMetric(mt, tg.unit+"-perftest")
+			b.ReportMetric(mo/mt, "ratio-ours/perftest")
+		})
 	}
 }

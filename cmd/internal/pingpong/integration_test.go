@@ -325,13 +325,16 @@ func TestIntegrationPingpongPeerGone(t *testing.T) {
 // checkNoLeaks makes the test fail if what it ran left open fds,
 // goroutines or kernel objects on rxe0 (RDMA netlink's resource summary,
 // which counts rdma-core's processes' objects too until they end).
-func checkNoLeaks(t *testing.T) {
+func checkNoLeaks(t *testing.T) { checkNoLeaksOn(t, "rxe0") }
+
+// checkNoLeaksOn is checkNoLeaks on device dev.
+func checkNoLeaksOn(t *testing.T, dev string) {
 	t.Helper()
 	// The device list's event sockets stay open for the process.
 	if _, err := device.List(); err != nil {
 		t.Fatal(err)
 	}
-	d, err := uverbs.DeviceByName("rxe0")
+	d, err := uverbs.DeviceByName(dev)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,6 +120,17 @@ type Side struct {
 	Main   MainFunc // ours
 	Oracle string   // the program's path
 	Env    []string // added to the program's environment
+	Netns  string   // a program run in this network namespace (its path), through nsenter
+}
+
+// InNetns is the side run in the network namespace at path: a program,
+// or ours as a process (Self); an in-process side cannot move.
+func (s Side) InNetns(path string) Side {
+	if s.Main != nil {
+		panic("cmtest: an in-process side cannot run in another namespace: use Self")
+	}
+	s.Netns, s.Name = path, s.Name+"@peer"
+	return s
 }
 
 // selfEnv makes a test binary that RunSelf's TestMain runs be the
@@ -213,6 +224,9 @@ func (s Side) Start(args []string, limit time.Duration) func() Result {
 	}
 	var out, errb bytes.Buffer
 	cmd := exec.Command(s.Oracle, args...)
+	if s.Netns != "" {
+		cmd = exec.Command("nsenter", append([]string{"--net=" + s.Netns, "--", s.Oracle}, args...)...)
+	}
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	// A Go side that hangs dumps every goroutine's stack on SIGQUIT.
 	cmd.Env = append(append(os.Environ(), "GOTRACEBACK=all"), s.Env...)

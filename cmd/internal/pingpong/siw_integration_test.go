@@ -1,0 +1,101 @@
+package pingpong
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rdmastack/rdmastack/internal/testenv"
+)
+
+// run is how one program of a pair ended.
+type run struct {
+	stdout, stderr string
+	status         int // -1: killed at the limit
+}
+
+// siwHex masks what differs from run to run in a pingpong's output:
+// QPNs, PSNs and GIDs.
+var siwHex = regexp.MustCompile(`0x[0-9a-f]+|GID \S+`)
+
+func (r run) masked() run {
+	r.stdout = siwHex.ReplaceAllString(r.stdout, "X")
+	return r
+}
+
+// siwPair runs prog's server on siw0 and its client on siw1 in the peer
+// namespace, connecting to siw0's address, each for at most limit.
+func siwPair(t *testing.T, e *testenv.SIWEnv, server, client string, port int, limit time.Duration) (rs, rc run) {
+	t.Helper()
+	start := func(cmd *exec.Cmd) func() run {
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		return func() run {
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(limit):
+				cmd.Process.Kill()
+				<-done
+				return run{out.String(), errb.String(), -1}
+			}
+			status := 0
+			var xe *exec.ExitError
+			if errors.As(err, &xe) {
+				status = xe.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			return run{out.String(), errb.String(), status}
+		}
+	}
+	p := strconv.Itoa(port)
+	waitS := start(exec.Command(server, "-d", e.Dev, "-g", "0", "-p", p))
+	time.Sleep(300 * time.Millisecond) // the server's TCP listen (or its early end)
+	waitC := start(e.PeerCommand(context.Background(), client, "-d", e.PeerDev, "-g", "0", "-p", p, e.Addr.String()))
+	rc = waitC()
+	rs = waitS()
+	return rs, rc
+}
+
+// TestIntegrationSIWPingpongFails: the pingpongs cannot work on iWARP
+// (an RC QP reaches RTS only through iw_cm's connection; siw has no UC
+// or UD QPs). Ours fails exactly as rdma-core's does, in each role: the
+// same text on stdout (but the addresses) and stderr, the same exit
+// status, and nothing left behind.
+func TestIntegrationSIWPingpongFails(t *testing.T) {
+	e := testenv.SIW(t)
+	checkNoLeaksOn(t, e.Dev)
+	for i, kind := range []Kind{RC, UC, UD, SRQ} {
+		t.Run(kindNames[kind], func(t *testing.T) {
+			theirs := testenv.Oracle(t, progs[kind])
+			ours, err := exec.LookPath(progs[kind])
+			if err != nil || ours == theirs {
+				t.Fatalf("our %s: %q, %v", progs[kind], ours, err)
+			}
+			ts, tc := siwPair(t, e, theirs, theirs, 18900+2*i, 20*time.Second)
+			ous, ouc := siwPair(t, e, ours, ours, 18901+2*i, 20*time.Second)
+			if tc.status == 0 || ts.status == 0 {
+				t.Fatalf("rdma-core's %s worked on siw: server %+v, client %+v", progs[kind], ts, tc)
+			}
+			for _, c := range []struct {
+				role          string
+				theirs, ours run
+			}{{"server", ts, ous}, {"client", tc, ouc}} {
+				if c.ours.masked() != c.theirs.masked() {
+					t.Errorf("%s %s: ours %+v\nrdma-core's %+v", progs[kind], c.role, c.ours, c.theirs)
+				}
+			}
+		})
+	}
+}
