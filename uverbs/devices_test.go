@@ -58,11 +58,11 @@ func TestNewDevice(t *testing.T) {
 	nd := nldev.Device{Index: 3, Name: "rxe0", Ports: 1, NodeType: ib.NodeCA}
 	ch := nldev.Chardev{Type: nldev.ChardevUverbs, Name: "uverbs1", Dev: unix.Mkdev(231, 193), ABI: 1,
 		DriverID: ib.DriverRXE, HasDriverID: true}
-	want := Device{Name: "rxe0", Index: 3, DriverID: ib.DriverRXE, Uverbs: "uverbs1", Dev: unix.Mkdev(231, 193), ABI: 1}
+	want := Device{Name: "rxe0", Index: 3, NodeType: ib.NodeCA, DriverID: ib.DriverRXE, Uverbs: "uverbs1", Dev: unix.Mkdev(231, 193), ABI: 1}
 	if d := NewDevice(nd, &ch); d != want || d.Path() != "/dev/infiniband/uverbs1" {
 		t.Errorf("NewDevice = %+v (path %q), want %+v", d, d.Path(), want)
 	}
-	if d := NewDevice(nd, nil); d != (Device{Name: "rxe0", Index: 3}) || d.Path() != "" {
+	if d := NewDevice(nd, nil); d != (Device{Name: "rxe0", Index: 3, NodeType: ib.NodeCA}) || d.Path() != "" {
 		t.Errorf("NewDevice without a char device = %+v (path %q)", d, d.Path())
 	}
 }

@@ -89,7 +89,7 @@ func TestIntegrationSIWPingpongFails(t *testing.T) {
 				t.Fatalf("rdma-core's %s worked on siw: server %+v, client %+v", progs[kind], ts, tc)
 			}
 			for _, c := range []struct {
-				role          string
+				role         string
 				theirs, ours run
 			}{{"server", ts, ous}, {"client", tc, ouc}} {
 				if c.ours.masked() != c.theirs.masked() {
