@@ -12,11 +12,11 @@ import (
 type Device struct {
 	// Device is what opening the device's verbs context takes: the name,
 	// the RDMA netlink index, the driver id (ib.DriverUnknown when the
-	// kernel does not say) and the verbs char device,
+	// kernel does not say), the node type (whose Transport says
+	// InfiniBand or iWARP) and the verbs char device,
 	// /dev/infiniband/uverbsN (Uverbs "" for a device without one).
 	uverbs.Device
 
-	NodeType        ib.NodeType
 	Protocol        nldev.Protocol
 	NodeGUID        ib.GUID
 	SysImageGUID    ib.GUID
@@ -32,10 +32,6 @@ type Device struct {
 
 	Ports []Port
 }
-
-// Transport is the device's transport as libibverbs derives it from the
-// node type.
-func (d Device) Transport() uverbs.Transport { return uverbs.TransportOf(d.NodeType) }
 
 // Parent is the bus device behind an RDMA device.
 type Parent struct {

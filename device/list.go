@@ -42,7 +42,7 @@ func joinDevice(fs sysfs, nd nldev.DeviceInventory) Device {
 		}
 	}
 	d := Device{
-		Device: uverbs.NewDevice(nd.Device, ch), NodeType: nd.NodeType, Protocol: nd.Protocol,
+		Device: uverbs.NewDevice(nd.Device, ch), Protocol: nd.Protocol,
 		NodeGUID: nd.NodeGUID, SysImageGUID: nd.SysImageGUID, FirmwareVersion: nd.FirmwareVersion,
 		Caps: nd.Caps, SysfsPath: fs.devicePath(nd.Name), Parent: fs.parent(nd.Name),
 	}

@@ -77,16 +77,16 @@ func TestList(t *testing.T) {
 	umad0 := f.umad[0]
 	want := &Snapshot{
 		Devices: []Device{
-			{Device: uverbs.Device{Name: "mlx5_0", Index: 0, DriverID: ib.DriverMLX5, Uverbs: "uverbs0", Dev: unix.Mkdev(231, 192), ABI: 1},
-				NodeType: ib.NodeCA, Protocol: nldev.ProtocolIB, NodeGUID: f.devs[0].NodeGUID,
+			{Device: uverbs.Device{Name: "mlx5_0", Index: 0, DriverID: ib.DriverMLX5, Uverbs: "uverbs0", Dev: unix.Mkdev(231, 192), ABI: 1, NodeType: ib.NodeCA},
+				Protocol: nldev.ProtocolIB, NodeGUID: f.devs[0].NodeGUID,
 				SysImageGUID: f.devs[0].NodeGUID, FirmwareVersion: "16.35.2000",
 				Parent: Parent{Bus: "pci", Name: "0000:00:03.0"}, SysfsPath: "testdata/sysfs/class/infiniband/mlx5_0",
 				Ports: []Port{{Number: 1, State: ib.PortActive, PhysState: ib.PhysLinkUp, LinkLayer: ib.LinkLayerInfiniBand,
 					LID: 7, SMLID: 1, SubnetPrefix: ib.GUIDFromUint64(0xfe80000000000000), Umad: &umad0}}},
 			// Only sysfs names rxe0's char device; the driver comes from
 			// the name (rxe has no bus device).
-			{Device: uverbs.Device{Name: "rxe0", Index: 3, DriverID: ib.DriverRXE, Uverbs: "uverbs1", Dev: unix.Mkdev(231, 193), ABI: 2},
-				NodeType: ib.NodeCA, Protocol: nldev.ProtocolRoCE,
+			{Device: uverbs.Device{Name: "rxe0", Index: 3, DriverID: ib.DriverRXE, Uverbs: "uverbs1", Dev: unix.Mkdev(231, 193), ABI: 2, NodeType: ib.NodeCA},
+				Protocol:  nldev.ProtocolRoCE,
 				SysfsPath: "testdata/sysfs/class/infiniband/rxe0",
 				Ports: []Port{{Number: 1, State: ib.PortActive, PhysState: ib.PhysLinkUp, LinkLayer: ib.LinkLayerEthernet,
 					Netdev: "eth1", NetdevIndex: 4}}},
@@ -146,7 +146,7 @@ func TestListEdges(t *testing.T) {
 	if ll := snap.Devices[1].Ports[0].LinkLayer; ll != ib.LinkLayerEthernet {
 		t.Errorf("rxe0 without sysfs: link layer %v", ll)
 	}
-	if snap.Devices[1].Device != (uverbs.Device{Name: "rxe0", Index: 3}) || snap.Devices[0].Parent != (Parent{}) {
+	if snap.Devices[1].Device != (uverbs.Device{Name: "rxe0", Index: 3, NodeType: ib.NodeCA}) || snap.Devices[0].Parent != (Parent{}) {
 		t.Errorf("without sysfs: uverbs %+v parent %v", snap.Devices[1].Device, snap.Devices[0].Parent)
 	}
 }

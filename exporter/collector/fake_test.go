@@ -40,16 +40,16 @@ func newFakeKernel() *fakeKernel {
 	k := &fakeKernel{
 		snap: &device.Snapshot{Devices: []device.Device{
 			{
-				Device:   uverbs.Device{Name: "mlx5_0", Index: 1, DriverID: 1, Uverbs: "uverbs0"},
-				NodeType: ib.NodeCA, Protocol: nldev.ProtocolIB, NodeGUID: guid, SysImageGUID: guid,
+				Device:   uverbs.Device{Name: "mlx5_0", Index: 1, DriverID: 1, Uverbs: "uverbs0", NodeType: ib.NodeCA},
+				Protocol: nldev.ProtocolIB, NodeGUID: guid, SysImageGUID: guid,
 				FirmwareVersion: "16.35.2000", Parent: device.Parent{Bus: "pci", Name: "0000:03:00.0"},
 				SysfsPath: filepath.Join(sys, "mlx5_0"),
 				Ports: []device.Port{{Number: 1, State: ib.PortActive, PhysState: ib.PhysLinkUp,
 					LinkLayer: ib.LinkLayerInfiniBand, LID: 0x12, SMLID: 1}},
 			},
 			{
-				Device:   uverbs.Device{Name: "mlx5_1", Index: 2, DriverID: 1, Uverbs: "uverbs1"},
-				NodeType: ib.NodeCA, Protocol: nldev.ProtocolRoCE, FirmwareVersion: "16.35.2000",
+				Device:   uverbs.Device{Name: "mlx5_1", Index: 2, DriverID: 1, Uverbs: "uverbs1", NodeType: ib.NodeCA},
+				Protocol: nldev.ProtocolRoCE, FirmwareVersion: "16.35.2000",
 				Parent:    device.Parent{Bus: "pci", Name: "0000:03:00.1"},
 				SysfsPath: filepath.Join(sys, "mlx5_1"),
 				Ports: []device.Port{{Number: 1, State: ib.PortDown, PhysState: ib.PhysDisabled,
