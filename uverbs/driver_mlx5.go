@@ -210,17 +210,25 @@ func decodeMLX5Context(a *mlx5GetContextAttempt, b []byte) *MLX5Context {
 }
 
 // mlx5Provider is mlx5's control path: its driver data, and the
-// destination MAC of its AHs. Its data path (queues in user memory, UAR
-// doorbells) waits for hardware to test it on.
-type mlx5Provider struct{ controlOnly }
+// destination MAC of its AHs. Its prepare hooks express the create
+// commands' driver data (queue buffers and doorbell records in memory
+// they map, sized by libmlx5's rules; driver_mlx5_create.go), but
+// refuseQueues keeps them unreached: the data path that would work the
+// queues (posting, polling, UAR doorbells) waits for hardware to test it
+// on.
+type mlx5Provider struct {
+	controlOnly
+	st *mlx5State // set by open
+}
 
 // refuseQueues refuses, before anything is sent, the creation of a queue
-// whose memory the driver expects the user-space provider to allocate:
-// mlx5 takes the CQ, QP and SRQ buffers and their doorbell records from
-// user memory (struct mlx5_ib_create_cq and friends carry their
-// addresses), and this package has no mlx5 data path.
+// whose memory the driver takes from user space: mlx5 takes the CQ, QP
+// and SRQ buffers and their doorbell records from user memory (struct
+// mlx5_ib_create_cq and friends carry their addresses), and although the
+// prepare hooks can allocate them, this package has no mlx5 data path to
+// work them.
 func (mlx5Provider) refuseQueues(what string) error {
-	return fmt.Errorf("mlx5 needs the %s buffer and doorbell record allocated by an mlx5 user-space provider, which rdmastack does not have: %w", what, ErrNotSupported)
+	return fmt.Errorf("mlx5 %s: its buffer and doorbell record live in user memory, and rdmastack has no mlx5 data path to work them yet (it waits for hardware): %w", what, ErrNotSupported)
 }
 
 // ahMAC reads struct mlx5_ib_create_ah_resp, which mlx5 writes on RoCE

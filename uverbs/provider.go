@@ -157,7 +157,7 @@ func providerFor(d ib.DriverID) provider {
 	case ib.DriverSIW:
 		return siwProvider{}
 	case ib.DriverMLX5:
-		return mlx5Provider{controlOnly{u: mlx5Udata()}}
+		return mlx5Provider{controlOnly: controlOnly{u: mlx5Udata()}}
 	}
 	return controlOnly{}
 }

@@ -134,70 +134,116 @@ type Mlx5IbCreateAhResp struct {
 	Reserved       [6]uint8
 }
 
-// Mlx5IbCreateCq is struct mlx5_ib_create_cq: the driver input of
-// CREATE_CQ. BufAddr and DbAddr are the CQ buffer and doorbell record
-// that the user-space provider allocates; rdmastack has no mlx5 provider
-// and never sends it (CreateCQ refuses mlx5). It is here to pin the
-// layout.
+// Mlx5IbCreateCq is struct mlx5_ib_create_cq (rdma/mlx5-abi.h): the
+// driver input of CREATE_CQ. BufAddr and DbAddr are the CQ buffer and
+// doorbell record that user space allocates and the kernel pins; the
+// kernel refuses (EINVAL) a CqeSize other than 64 or 128 and nonzero
+// reserved fields, and reads UarPageIndex only with
+// MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX in Flags.
 type Mlx5IbCreateCq struct {
 	BufAddr          uint64
 	DbAddr           uint64
 	CqeSize          uint32
 	CqeCompEn        uint8
-	CqeCompResFormat uint8
-	Flags            uint16
+	CqeCompResFormat uint8  // enum mlx5_ib_cqe_comp_res_format
+	Flags            uint16 // enum mlx5_ib_create_cq_flags
 	UarPageIndex     uint16
 	Reserved0        uint16
 	Reserved1        uint32
 }
 
-// Mlx5IbCreateCqResp is struct mlx5_ib_create_cq_resp.
+// enum mlx5_ib_create_cq_flags.
+const (
+	MLX5_IB_CREATE_CQ_FLAGS_CQE_128B_PAD   = 1 << 0
+	MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX = 1 << 1
+	MLX5_IB_CREATE_CQ_FLAGS_REAL_TIME_TS   = 1 << 2
+)
+
+// Mlx5IbCreateCqResp is struct mlx5_ib_create_cq_resp (rdma/mlx5-abi.h):
+// the driver output of CREATE_CQ.
 type Mlx5IbCreateCqResp struct {
 	Cqn      uint32
 	Reserved uint32
 }
 
-// Mlx5IbCreateSrq is struct mlx5_ib_create_srq (provider buffers, as
-// Mlx5IbCreateCq; never sent).
+// Mlx5IbCreateSrq is struct mlx5_ib_create_srq (rdma/mlx5-abi.h): the
+// driver input of CREATE_SRQ, with the SRQ buffer and doorbell record
+// user space allocates (as Mlx5IbCreateCq). Uidx is read only from a
+// context with CQE version 1.
 type Mlx5IbCreateSrq struct {
 	BufAddr   uint64
 	DbAddr    uint64
-	Flags     uint32
-	Reserved0 uint32
+	Flags     uint32 // MLX5_SRQ_FLAG_*
+	Reserved0 uint32 // explicit padding
 	Uidx      uint32
 	Reserved1 uint32
 }
 
-// Mlx5IbCreateSrqResp is struct mlx5_ib_create_srq_resp.
+// The flags of struct mlx5_ib_create_srq (anonymous enum of
+// MLX5_SRQ_FLAG_*).
+const MLX5_SRQ_FLAG_SIGNATURE = 1 << 0
+
+// Mlx5IbCreateSrqResp is struct mlx5_ib_create_srq_resp
+// (rdma/mlx5-abi.h): the driver output of CREATE_SRQ.
 type Mlx5IbCreateSrqResp struct {
 	Srqn     uint32
 	Reserved uint32
 }
 
-// Mlx5IbCreateQp is struct mlx5_ib_create_qp (provider buffers, as
-// Mlx5IbCreateCq; never sent). SqBufAddr is the union of sq_buf_addr and
-// access_key.
-type Mlx5IbCreateQp struct {
-	BufAddr                   uint64
-	DbAddr                    uint64
-	SqWqeCount                uint32
-	RqWqeCount                uint32
-	RqWqeShift                uint32
-	Flags                     uint32
-	Uidx                      uint32
-	BfregIndex                uint32
-	SqBufAddr                 uint64
-	EceOptions                uint32
-	DciStreamsLogNumConcurent uint8
-	DciStreamsLogNumErrored   uint8
-	Reserved                  uint16
+// Mlx5IbCreateQpDciStreams is struct mlx5_ib_create_qp_dci_streams
+// (rdma/mlx5-abi.h).
+type Mlx5IbCreateQpDciStreams struct {
+	LogNumConcurent uint8
+	LogNumErrored   uint8
 }
 
-// Mlx5IbCreateQpResp is struct mlx5_ib_create_qp_resp.
+// Mlx5IbCreateQp is struct mlx5_ib_create_qp (rdma/mlx5-abi.h): the
+// driver input of CREATE_QP, with the QP buffer (receive queue first,
+// then the send queue) and doorbell record user space allocates (as
+// Mlx5IbCreateCq). The kernel takes the queue sizes from here, not from
+// the core command: SqWqeCount basic blocks of 64 bytes (a power of two)
+// and RqWqeCount entries of 1<<RqWqeShift bytes. SqBufAddr is the union
+// of sq_buf_addr (raw packet QPs' separate send queue) and access_key
+// (DC targets).
+type Mlx5IbCreateQp struct {
+	BufAddr    uint64
+	DbAddr     uint64
+	SqWqeCount uint32
+	RqWqeCount uint32
+	RqWqeShift uint32
+	Flags      uint32 // MLX5_QP_FLAG_*
+	Uidx       uint32
+	BfregIndex uint32 // read with MLX5_QP_FLAG_BFREG_INDEX or MLX5_QP_FLAG_UAR_PAGE_INDEX
+	SqBufAddr  uint64 // or access_key
+	EceOptions uint32
+	DciStreams Mlx5IbCreateQpDciStreams
+	Reserved   uint16
+}
+
+// The flags of struct mlx5_ib_create_qp (anonymous enum of
+// MLX5_QP_FLAG_*).
+const (
+	MLX5_QP_FLAG_SIGNATURE                = 1 << 0
+	MLX5_QP_FLAG_SCATTER_CQE              = 1 << 1
+	MLX5_QP_FLAG_TUNNEL_OFFLOADS          = 1 << 2
+	MLX5_QP_FLAG_BFREG_INDEX              = 1 << 3
+	MLX5_QP_FLAG_TYPE_DCT                 = 1 << 4
+	MLX5_QP_FLAG_TYPE_DCI                 = 1 << 5
+	MLX5_QP_FLAG_TIR_ALLOW_SELF_LB_UC     = 1 << 6
+	MLX5_QP_FLAG_TIR_ALLOW_SELF_LB_MC     = 1 << 7
+	MLX5_QP_FLAG_ALLOW_SCATTER_CQE        = 1 << 8
+	MLX5_QP_FLAG_PACKET_BASED_CREDIT_MODE = 1 << 9
+	MLX5_QP_FLAG_UAR_PAGE_INDEX           = 1 << 10
+	MLX5_QP_FLAG_DCI_STREAM               = 1 << 11
+)
+
+// Mlx5IbCreateQpResp is struct mlx5_ib_create_qp_resp
+// (rdma/mlx5-abi.h): the driver output of CREATE_QP. BfregIndex is the
+// blue-flame register the kernel gave the QP.
 type Mlx5IbCreateQpResp struct {
 	BfregIndex uint32
 	EceOptions uint32
-	CompMask   uint32
+	CompMask   uint32 // enum mlx5_ib_create_qp_resp_mask
 	Tirn       uint32
 	Tisn       uint32
 	Rqn        uint32
@@ -205,3 +251,25 @@ type Mlx5IbCreateQpResp struct {
 	Reserved1  uint32
 	TirIcmAddr uint64
 }
+
+// The user index of a context with CQE version 0 (the kernel's
+// MLX5_IB_DEFAULT_UIDX; libmlx5 sends it), and the bits a user index
+// may use (MLX5_USER_ASSIGNED_UIDX_MASK).
+const (
+	MLX5_IB_DEFAULT_UIDX         = 0xffffff
+	MLX5_USER_ASSIGNED_UIDX_MASK = 0xffffff
+)
+
+// Queue layout constants of rdma-core's libmlx5 (providers/mlx5/mlx5dv.h
+// and mlx5.h): the send queue's basic block, the CQE's ownership value
+// for "not yet written by hardware" (the high nibble of its last byte,
+// op_own), and the 32-bit words of the doorbell records.
+const (
+	MLX5_SEND_WQE_BB    = 64
+	MLX5_SEND_WQE_SHIFT = 6
+	MLX5_CQE_INVALID    = 15
+	MLX5_CQ_SET_CI      = 0
+	MLX5_CQ_ARM_DB      = 1
+	MLX5_RCV_DBR        = 0
+	MLX5_SND_DBR        = 1
+)

@@ -25,13 +25,22 @@ func TestSizesDrivers(t *testing.T) {
 			"NumDynBfregs": 64, "DumpFillMkey": 68}},
 		{"mlx5_ib_alloc_pd_resp", Mlx5IbAllocPdResp{}, 4, nil},
 		{"mlx5_ib_create_ah_resp", Mlx5IbCreateAhResp{}, 16, map[string]uintptr{"Dmac": 4}},
-		{"mlx5_ib_create_cq", Mlx5IbCreateCq{}, 32, map[string]uintptr{"CqeSize": 16, "Flags": 22, "UarPageIndex": 24}},
-		{"mlx5_ib_create_cq_resp", Mlx5IbCreateCqResp{}, 8, nil},
-		{"mlx5_ib_create_srq", Mlx5IbCreateSrq{}, 32, map[string]uintptr{"Uidx": 24}},
-		{"mlx5_ib_create_srq_resp", Mlx5IbCreateSrqResp{}, 8, nil},
+		// The create commands' driver data, every field (gcc offsetof).
+		{"mlx5_ib_create_cq", Mlx5IbCreateCq{}, 32, map[string]uintptr{
+			"BufAddr": 0, "DbAddr": 8, "CqeSize": 16, "CqeCompEn": 20, "CqeCompResFormat": 21, "Flags": 22,
+			"UarPageIndex": 24, "Reserved0": 26, "Reserved1": 28}},
+		{"mlx5_ib_create_cq_resp", Mlx5IbCreateCqResp{}, 8, map[string]uintptr{"Cqn": 0, "Reserved": 4}},
+		{"mlx5_ib_create_srq", Mlx5IbCreateSrq{}, 32, map[string]uintptr{
+			"BufAddr": 0, "DbAddr": 8, "Flags": 16, "Reserved0": 20, "Uidx": 24, "Reserved1": 28}},
+		{"mlx5_ib_create_srq_resp", Mlx5IbCreateSrqResp{}, 8, map[string]uintptr{"Srqn": 0, "Reserved": 4}},
+		{"mlx5_ib_create_qp_dci_streams", Mlx5IbCreateQpDciStreams{}, 2, map[string]uintptr{"LogNumErrored": 1}},
 		{"mlx5_ib_create_qp", Mlx5IbCreateQp{}, 56, map[string]uintptr{
-			"SqWqeCount": 16, "Uidx": 32, "SqBufAddr": 40, "EceOptions": 48, "DciStreamsLogNumConcurent": 52}},
-		{"mlx5_ib_create_qp_resp", Mlx5IbCreateQpResp{}, 40, map[string]uintptr{"TirIcmAddr": 32}},
+			"BufAddr": 0, "DbAddr": 8, "SqWqeCount": 16, "RqWqeCount": 20, "RqWqeShift": 24, "Flags": 28,
+			"Uidx": 32, "BfregIndex": 36, "SqBufAddr": 40, "EceOptions": 48, "DciStreams": 52,
+			"DciStreams.LogNumConcurent": 52, "DciStreams.LogNumErrored": 53, "Reserved": 54}},
+		{"mlx5_ib_create_qp_resp", Mlx5IbCreateQpResp{}, 40, map[string]uintptr{
+			"BfregIndex": 0, "EceOptions": 4, "CompMask": 8, "Tirn": 12, "Tisn": 16, "Rqn": 20, "Sqn": 24,
+			"Reserved1": 28, "TirIcmAddr": 32}},
 		{"siw_uresp_create_qp", SiwUrespCreateQp{}, 32, map[string]uintptr{"SqKey": 16, "RqKey": 24}},
 		{"siw_uresp_create_srq", SiwUrespCreateSrq{}, 16, map[string]uintptr{"SrqKey": 8}},
 		{"siw_ureq_reg_mr", SiwUreqRegMr{}, 8, map[string]uintptr{"Pad": 4}},
