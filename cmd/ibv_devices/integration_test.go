@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -17,7 +18,13 @@ func TestIntegrationDevices(t *testing.T) {
 
 // TestIntegrationSIWDevices compares them on the siw guest's iWARP devices.
 func TestIntegrationSIWDevices(t *testing.T) {
-	testenv.SIW(t)
+	e := testenv.SIW(t)
+	out := string(testenv.Run(t, testenv.Oracle(t, "ibv_devices")))
+	for _, dev := range []string{e.Dev, e.PeerDev} {
+		if !strings.Contains(out, dev) {
+			t.Fatalf("rdma-core's ibv_devices does not list %s: %q", dev, out)
+		}
+	}
 	compareDevices(t)
 }
 

@@ -45,8 +45,12 @@ func TestIntegrationDevinfo(t *testing.T) {
 // (transport iWARP, no LID, GIDs from the MAC, no atomics).
 func TestIntegrationSIWDevinfo(t *testing.T) {
 	e := testenv.SIW(t)
-	compareDevinfo(t, e.Dev)
-	compareDevinfo(t, e.PeerDev)
+	for _, dev := range []string{e.Dev, e.PeerDev} {
+		if out, ok := oracle(t, "-d", dev, "-v"); !ok || !strings.Contains(out, "transport:\t\t\tiWARP (1)") {
+			t.Fatalf("rdma-core's ibv_devinfo -d %s -v: ok=%v, no iWARP transport in %q", dev, ok, out)
+		}
+		compareDevinfo(t, dev)
+	}
 }
 
 // compareDevinfo compares the outputs for all devices and for dev.

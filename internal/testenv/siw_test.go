@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +158,25 @@ func hasAddr(t *testing.T, a netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// TestWireSIWDevice: a pair that runs wire tests named SIW has siw0 on
+// eth0 in both guests, an iWARP RNIC with an ACTIVE port, after rxe0.
+func TestWireSIWDevice(t *testing.T) {
+	w := Wire(t)
+	if w.SIWDev == "" {
+		t.Fatalf("no %s in a pair that runs a wire test named SIW", EnvWireSIWDev)
+	}
+	sys := "/sys/class/infiniband/" + w.SIWDev
+	if got := readTrimmed(t, sys+"/node_type"); got != "4: RNIC" {
+		t.Errorf("%s node_type = %q, want %q", w.SIWDev, got, "4: RNIC")
+	}
+	if got := readTrimmed(t, sys+"/ports/1/state"); got != "4: ACTIVE" {
+		t.Errorf("%s port 1 state = %q, want %q", w.SIWDev, got, "4: ACTIVE")
+	}
+	link := strings.Fields(string(Run(t, Oracle(t, "rdma"), "link", "show", w.SIWDev+"/1")))
+	if i := slices.Index(link, "netdev"); i < 0 || i+1 >= len(link) || link[i+1] != WireDev {
+		t.Errorf("%s is not on %s: %q", w.SIWDev, WireDev, link)
+	}
+	w.Sync(t, "siw0 checked")
 }

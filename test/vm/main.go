@@ -51,6 +51,17 @@
 //
 //	go run ./test/vm test -unit=false -scale= -- -test.run '^$' -test.bench BenchmarkWireRstream
 //
+// Soft-iWARP: test/vm builds siw.ko for each kernel from Debian's
+// linux-headers and linux-source packages (cached under
+// /var/cache/rdmastack-vm/siw) and every guest loads it. Tests whose names
+// contain SIW run only in a siw guest of their own per kernel (and a race
+// one), which has siw0 on vsiw0 (10.78.0.1/24) and siw1 on its veth peer
+// vsiw1 (10.78.0.2/24) in the network namespace /run/netns/siwb, and
+// exports RDMASTACK_SIW_DEV, RDMASTACK_SIW_ADDR, RDMASTACK_SIW_PEER_DEV,
+// RDMASTACK_SIW_PEER_ADDR and RDMASTACK_SIW_PEER_NETNS (see
+// internal/testenv.SIW). When wire tests named SIW run, the wire guests
+// also have siw0 on eth0, after rxe0 (RDMASTACK_WIRE_SIW_DEV).
+//
 // The work directory (-work, default a temporary one) holds bin/ (the
 // commands), tests/ (the test binaries), kernels/ and initramfs/ (cached
 // boot files), run/<release>-<N>/payload.sh and out/; the guest sees it as

@@ -141,7 +141,13 @@ func (m siwModule) build(ctx context.Context, path string, install bool, log io.
 	// that it cannot drop to the _apt user there, which is harmless.
 	fmt.Fprintf(log, "vm: apt-get download %s\n", src)
 	if err := runIn(ctx, scratch, log, "apt-get", "download", "-q", src); err != nil {
-		return err
+		// The package lists may predate the kernel's version.
+		if err := runIn(ctx, scratch, log, "apt-get", "update", "-q"); err != nil {
+			return err
+		}
+		if err := runIn(ctx, scratch, log, "apt-get", "download", "-q", src); err != nil {
+			return err
+		}
 	}
 	debs, _ := filepath.Glob(filepath.Join(scratch, "linux-source-*.deb"))
 	if len(debs) != 1 {
