@@ -37,10 +37,10 @@ type lister struct {
 	last  *Snapshot     // the last inventory; nil: none valid
 	gen   uint64        // counts the inventories taken, across resets: the generation of last
 	until time.Time     // ports are re-read until then
-	fs    sysfs
+	fs    sysFS
 }
 
-var global = &lister{fs: sysfs{root: "/sys"}}
+var global = &lister{fs: system}
 
 // List returns a snapshot of every RDMA device visible in the caller's
 // network namespace. A kernel without RDMA gives an error matching

@@ -15,7 +15,7 @@ type source interface {
 }
 
 // list joins what src and the sysfs tree say.
-func list(src source, fs sysfs) (*Snapshot, error) {
+func list(src source, fs sysFS) (*Snapshot, error) {
 	inv, err := src.Inventory()
 	if err != nil {
 		return nil, fmt.Errorf("device: list: %w", err)
@@ -24,7 +24,7 @@ func list(src source, fs sysfs) (*Snapshot, error) {
 }
 
 // join builds a snapshot from an inventory and sysfs.
-func join(fs sysfs, inv *nldev.Inventory) *Snapshot {
+func join(fs sysFS, inv *nldev.Inventory) *Snapshot {
 	snap := &Snapshot{Devices: make([]Device, 0, len(inv.Devices)), RdmaCM: inv.RdmaCM}
 	for _, nd := range inv.Devices {
 		snap.Devices = append(snap.Devices, joinDevice(fs, nd))
@@ -33,7 +33,7 @@ func join(fs sysfs, inv *nldev.Inventory) *Snapshot {
 }
 
 // joinDevice builds one Device.
-func joinDevice(fs sysfs, nd nldev.DeviceInventory) Device {
+func joinDevice(fs sysFS, nd nldev.DeviceInventory) Device {
 	ch := nd.Uverbs
 	if ch == nil {
 		// Kernels before 5.3 have no GET_CHARDEV: sysfs names the node.

@@ -68,7 +68,7 @@ func newFake() *fakeSource {
 }
 
 func TestList(t *testing.T) {
-	fs := sysfs{root: "testdata/sysfs"}
+	fs := fixture("testdata/sysfs")
 	snap, err := list(newFake(), fs)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestList(t *testing.T) {
 }
 
 func TestListEdges(t *testing.T) {
-	fs := sysfs{root: "testdata/sysfs"}
+	fs := fixture("testdata/sysfs")
 
 	f := newFake()
 	f.noRdmaCM = true
@@ -139,7 +139,7 @@ func TestListEdges(t *testing.T) {
 	}
 
 	// Without sysfs the link layer comes from the protocol.
-	snap, err = list(newFake(), sysfs{root: t.TempDir()})
+	snap, err = list(newFake(), fixture(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestListEdges(t *testing.T) {
 }
 
 func TestSysfsDriver(t *testing.T) {
-	fs := sysfs{root: "testdata/sysfs"}
+	fs := fixture("testdata/sysfs")
 	for name, want := range map[string]ib.DriverID{"mlx5_0": ib.DriverMLX5, "rxe0": ib.DriverRXE, "siw_eth0": ib.DriverSIW, "foo0": ib.DriverUnknown} {
 		if got := fs.driver(name); got != want {
 			t.Errorf("driver(%s) = %v, want %v", name, got, want)

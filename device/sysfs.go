@@ -1,47 +1,44 @@
 package device
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/sysfs"
 	"github.com/rdmastack/rdmastack/nldev"
 )
 
-// sysfs reads the RDMA classes under root (/sys, or a testdata tree).
-type sysfs struct{ root string }
+// sysFS reads the RDMA classes and the network devices of one sysfs tree
+// (/sys, or a testdata tree) through the module's one reader.
+type sysFS struct{ sysfs.FS }
 
-func (s sysfs) devicePath(name string) string {
-	return filepath.Join(s.root, "class", "infiniband", name)
-}
+// system is the system's sysfs.
+var system = sysFS{sysfs.Sys}
 
-func (s sysfs) read(parts ...string) (string, bool) {
-	b, err := os.ReadFile(filepath.Join(append([]string{s.root}, parts...)...))
-	if err != nil {
-		return "", false
-	}
-	return strings.TrimSpace(string(b)), true
+func (s sysFS) devicePath(name string) string { return s.Path("class", "infiniband", name) }
+
+func (s sysFS) read(parts ...string) (string, bool) {
+	v, err := s.Read(parts...)
+	return v, err == nil
 }
 
 // parent reads class/infiniband/<name>/device, the link to the bus
 // device, and that device's subsystem link, the bus: the last element of
 // each link is the name (one readlink each; software devices have no
 // device link).
-func (s sysfs) parent(name string) Parent {
-	dev := filepath.Join(s.devicePath(name), "device")
-	target, err := os.Readlink(dev)
+func (s sysFS) parent(name string) Parent {
+	target, err := s.Link("class", "infiniband", name, "device")
 	if err != nil {
 		return Parent{}
 	}
-	bus, err := os.Readlink(filepath.Join(dev, "subsystem"))
+	bus, err := s.Link("class", "infiniband", name, "device", "subsystem")
 	if err != nil {
-		return Parent{Name: filepath.Base(target)}
+		return Parent{Name: target}
 	}
-	return Parent{Bus: filepath.Base(bus), Name: filepath.Base(target)}
+	return Parent{Bus: bus, Name: target}
 }
 
 // linkLayer derives a port's link layer from what netlink said: the kernel
@@ -50,7 +47,7 @@ func (s sysfs) parent(name string) Parent {
 // known protocol is Ethernet (RoCE, iWARP, usNIC; a mixed mlx4 device
 // included). Only kernels that name no protocol (before 5.2) cost a sysfs
 // read.
-func (s sysfs) linkLayer(name string, port uint32, ibPort bool, proto nldev.Protocol) ib.LinkLayer {
+func (s sysFS) linkLayer(name string, port uint32, ibPort bool, proto nldev.Protocol) ib.LinkLayer {
 	switch {
 	case ibPort:
 		return ib.LinkLayerInfiniBand
@@ -73,10 +70,12 @@ func (s sysfs) linkLayer(name string, port uint32, ibPort bool, proto nldev.Prot
 // uverbs finds the device's verbs char device in class/infiniband_verbs,
 // as libibverbs does when netlink cannot tell, with the driver id guessed
 // (see driver).
-func (s sysfs) uverbs(name string) (nldev.Chardev, bool) {
-	dirs, _ := filepath.Glob(filepath.Join(s.root, "class", "infiniband_verbs", "uverbs*"))
-	for _, dir := range dirs {
-		node := filepath.Base(dir)
+func (s sysFS) uverbs(name string) (nldev.Chardev, bool) {
+	nodes, _ := s.List("class", "infiniband_verbs")
+	for _, node := range nodes {
+		if !strings.HasPrefix(node, "uverbs") {
+			continue
+		}
 		if ibdev, ok := s.read("class", "infiniband_verbs", node, "ibdev"); !ok || ibdev != name {
 			continue
 		}
@@ -85,12 +84,7 @@ func (s sysfs) uverbs(name string) (nldev.Chardev, bool) {
 			ch.ABI, _ = strconv.ParseUint(v, 10, 64)
 		}
 		if v, ok := s.read("class", "infiniband_verbs", node, "dev"); ok {
-			maj, min, _ := strings.Cut(v, ":")
-			a, err1 := strconv.ParseUint(maj, 10, 32)
-			b, err2 := strconv.ParseUint(min, 10, 32)
-			if err1 == nil && err2 == nil {
-				ch.Dev = unix.Mkdev(uint32(a), uint32(b))
-			}
+			ch.Dev, _ = parseDev(v)
 		}
 		return ch, true
 	}
@@ -100,9 +94,9 @@ func (s sysfs) uverbs(name string) (nldev.Chardev, bool) {
 // driver guesses the driver id where netlink does not give it: from the
 // name of the bus device's kernel driver ("mlx5_core"), else from the
 // device name's prefix, as rdma-core matches rxe and siw.
-func (s sysfs) driver(name string) ib.DriverID {
-	if target, err := os.Readlink(filepath.Join(s.devicePath(name), "device", "driver")); err == nil {
-		return driverNamed(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(target), "rdma_"), "_core"))
+func (s sysFS) driver(name string) ib.DriverID {
+	if target, err := s.Link("class", "infiniband", name, "device", "driver"); err == nil {
+		return driverNamed(strings.TrimSuffix(strings.TrimPrefix(target, "rdma_"), "_core"))
 	}
 	for _, p := range []string{"rxe", "siw"} {
 		if strings.HasPrefix(name, p) {
@@ -120,3 +114,17 @@ func driverNamed(mod string) ib.DriverID {
 	}
 	return ib.DriverUnknown
 }
+
+// parseDev parses a dev attribute, "231:192", into a dev_t.
+func parseDev(v string) (uint64, bool) {
+	maj, min, _ := strings.Cut(v, ":")
+	a, err1 := strconv.ParseUint(maj, 10, 32)
+	b, err2 := strconv.ParseUint(min, 10, 32)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return unix.Mkdev(uint32(a), uint32(b)), true
+}
+
+// fixture is the sysfs tree at root (a testdata tree).
+func fixture(root string) sysFS { return sysFS{sysfs.FS{Root: root}} }
