@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/devcache"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -154,7 +155,7 @@ func TestListEdges(t *testing.T) {
 func TestSysfsDriver(t *testing.T) {
 	fs := fixture("testdata/sysfs")
 	for name, want := range map[string]ib.DriverID{"mlx5_0": ib.DriverMLX5, "rxe0": ib.DriverRXE, "siw_eth0": ib.DriverSIW, "foo0": ib.DriverUnknown} {
-		if got := fs.driver(name); got != want {
+		if got := devcache.Driver(fs.FS, name); got != want {
 			t.Errorf("driver(%s) = %v, want %v", name, got, want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/devcache"
 	"github.com/rdmastack/rdmastack/nldev"
 )
 
@@ -27,7 +28,6 @@ func connectX(t *testing.T) *Snapshot {
 	umad := func(n uint32) *nldev.Chardev {
 		return &nldev.Chardev{Type: nldev.ChardevUmad, Name: "umad" + itoa(int(n)), Dev: unix.Mkdev(231, n), ABI: 5}
 	}
-	issm := &nldev.Chardev{Type: nldev.ChardevIssm, Name: "issm1", Dev: unix.Mkdev(231, 65), ABI: 5}
 	eth := func(dev uint32, name, netdev string, ifindex uint32) nldev.DeviceInventory {
 		return nldev.DeviceInventory{
 			Device: nldev.Device{Index: dev, Name: name, Ports: 1, NodeType: ib.NodeCA, Protocol: nldev.ProtocolRoCE},
@@ -42,13 +42,16 @@ func connectX(t *testing.T) *Snapshot {
 				Device: nldev.Device{Index: 1, Name: "mlx5_1", Ports: 1, NodeType: ib.NodeCA, Protocol: nldev.ProtocolIB},
 				Ports: []nldev.Port{{DevIndex: 1, DevName: "mlx5_1", Index: 1, State: ib.PortActive, PhysState: ib.PhysLinkUp,
 					IB: &nldev.IBPort{LID: 3, SMLID: 1, SubnetPrefix: ib.GUIDFromUint64(0xfe80000000000000)}}},
-				Uverbs: uv(1), Umad: []*nldev.Chardev{umad(1)}, Issm: []*nldev.Chardev{issm},
+				// No issm from netlink (Linux 6.1 has no GET_CHARDEV for
+				// it): class/infiniband_mad names it.
+				Uverbs: uv(1), Umad: []*nldev.Chardev{umad(1)}, Issm: []*nldev.Chardev{nil},
 			},
 			eth(2, "mlx5_2", "enp3s0f0s2", 5),
 		},
 		RdmaCM: &nldev.Chardev{Type: nldev.ChardevRdmaCM, Name: "rdma_cm", Dev: unix.Mkdev(10, 58), ABI: 4},
 	}
-	return join(fixture("testdata/connectx"), inv)
+	fs := fixture("testdata/connectx")
+	return join(fs, devcache.Join(fs.FS, inv))
 }
 
 func names(devs []Device) []string {
@@ -152,7 +155,7 @@ func TestIPoIBByParent(t *testing.T) {
 }
 
 // TestCharDevices lists what a device spec mounts for each device, with
-// rdma_cm once for the system.
+// rdma_cm once for the system; mlx5_1's issm node comes from sysfs.
 func TestCharDevices(t *testing.T) {
 	snap := connectX(t)
 	d, _ := snap.ByName("mlx5_1")
