@@ -14,10 +14,11 @@ import (
 )
 
 // oracle computes show_gids's table from sysfs as NVIDIA's script does,
-// in bash with ls, cat, grep and printf (the script is not packaged in
-// Debian): ls order, the two empty GIDs skipped, the version grepped
-// from the type, the IPv4 address of a GID starting 0000 from its
-// characters 30-39.
+// in bash (the script is not packaged in Debian): ls order, the two empty
+// GIDs skipped, the version matched as the script's grep -o "[Vv].*" of
+// the type, the IPv4 address of a GID starting 0000 from its characters
+// 30-39. Attributes are read with bash's read, not cat as the script
+// does, which would fork thousands of times for rxe's GID tables.
 const oracle = `
 B=/sys/class/infiniband
 echo -e "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV"
@@ -26,12 +27,12 @@ n=0
 for d in ${1:-$(ls $B)}; do
   for p in $(ls $B/$d/ports); do
     for g in $(ls $B/$d/ports/$p/gids); do
-      gid=$(cat $B/$d/ports/$p/gids/$g)
+      read -r gid <$B/$d/ports/$p/gids/$g
       [ "$gid" = 0000:0000:0000:0000:0000:0000:0000:0000 ] && continue
       [ "$gid" = fe80:0000:0000:0000:0000:0000:0000:0000 ] && continue
-      nd=$(cat $B/$d/ports/$p/gid_attrs/ndevs/$g 2>/dev/null)
-      ty=$(cat $B/$d/ports/$p/gid_attrs/types/$g 2>/dev/null)
-      ver=$(echo $ty | grep -o "[Vv].*")
+      nd=; read -r nd 2>/dev/null <$B/$d/ports/$p/gid_attrs/ndevs/$g
+      ty=; read -r ty 2>/dev/null <$B/$d/ports/$p/gid_attrs/types/$g
+      ver=; [[ $ty =~ [Vv].* ]] && ver=${BASH_REMATCH[0]}
       if [ "${gid:0:4}" = 0000 ]; then
         ip=$(printf "%d.%d.%d.%d" 0x${gid:30:2} 0x${gid:32:2} 0x${gid:35:2} 0x${gid:37:2})
         echo -e "$d\t$p\t$g\t$gid\t$ip  \t$ver\t$nd"
