@@ -152,6 +152,22 @@ func TestIPoIBByParent(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Device.Index != 1 || got[0].Port.Number != 1 || got[0].Via != ViaIPoIB {
 		t.Fatalf("ib0 by parent and dev_port: %+v, %v", got, err)
 	}
+	// A second port's interface, on a kernel that sets only dev_id: no
+	// such port on mlx5_1, and mlx5_0's port is Ethernet.
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("testdata/connectx")); err != nil {
+		t.Fatal(err)
+	}
+	ib1 := dir + "/devices/pci0000:00/0000:00:02.0/0000:03:00.0/net/ib0"
+	if err := os.Remove(ib1 + "/dev_port"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ib1+"/dev_id", []byte("0x1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := portsOfNetdev(fixture(dir), snap, "ib0"); !errors.Is(err, ErrUnknownNetdev) {
+		t.Errorf("ib0 on port 2 by dev_id: %+v, %v; want ErrUnknownNetdev", got, err)
+	}
 }
 
 // TestCharDevices lists what a device spec mounts for each device, with

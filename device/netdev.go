@@ -143,7 +143,7 @@ func samePort(a, b NetdevPort) bool {
 // number less one, its device link to the RDMA device's parent; a child
 // interface (a P_Key) has its parent's. The GID is looked up in index 0
 // of each InfiniBand port (the port GID); where it matches none, the
-// parent and dev_port choose.
+// parent and dev_port (dev_id on kernels without dev_port) choose.
 func ipoibPorts(fs sysFS, s *Snapshot, netdev string) []NetdevPort {
 	var out []NetdevPort
 	if addr, err := fs.Read("class", "net", netdev, "address"); err == nil {
@@ -170,10 +170,18 @@ func ipoibPorts(fs sysFS, s *Snapshot, netdev string) []NetdevPort {
 	if err != nil {
 		return nil
 	}
-	port := uint64(1)
+	// Kernels before 3.15 have no dev_port, only dev_id (in hex); like
+	// NVIDIA's ibdev2netdev, take the larger.
+	port := uint64(0)
 	if v, err := fs.ReadUint("class", "net", netdev, "dev_port"); err == nil {
-		port = v + 1
+		port = v
 	}
+	if v, err := fs.Read("class", "net", netdev, "dev_id"); err == nil {
+		if id, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 32); err == nil && id > port {
+			port = id
+		}
+	}
+	port++
 	for _, d := range s.Devices {
 		if d.Parent.Name != parent {
 			continue
