@@ -41,7 +41,7 @@ func BenchmarkListFresh(b *testing.B) {
 	var n int
 	b.ReportAllocs()
 	for b.Loop() {
-		snap, err := list(nl, sysfs{root: "/sys"})
+		snap, err := list(nl, system)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -27,7 +27,7 @@ func TestIntegrationListFollowsChanges(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: List: %v", when, err)
 		}
-		want, err := list(nl, sysfs{root: "/sys"})
+		want, err := list(nl, system)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,25 +10,6 @@ import (
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
-func TestFollowsNetdev(t *testing.T) {
-	eth := []Port{{LinkLayer: ib.LinkLayerEthernet}}
-	for _, tc := range []struct {
-		name string
-		d    Device
-		want bool
-	}{
-		{"rxe", Device{Device: uverbs.Device{DriverID: ib.DriverRXE}, Ports: eth}, true},
-		{"siw", Device{Device: uverbs.Device{DriverID: ib.DriverSIW}, Ports: eth}, true},
-		{"mlx5 RoCE", Device{Device: uverbs.Device{DriverID: ib.DriverMLX5}, Ports: eth}, false},
-		{"no driver id", Device{Ports: eth}, false},
-		{"rxe with an IB port", Device{Device: uverbs.Device{DriverID: ib.DriverRXE}, Ports: []Port{{LinkLayer: ib.LinkLayerInfiniBand}}}, false},
-	} {
-		if got := followsNetdev(tc.d); got != tc.want {
-			t.Errorf("%s: followsNetdev = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
 func TestPortUpdate(t *testing.T) {
 	umad := &nldev.Chardev{Name: "umad0"}
 	p := Port{LinkLayer: ib.LinkLayerInfiniBand, Umad: umad, LID: 9, SMLID: 1}

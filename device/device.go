@@ -99,7 +99,8 @@ func (s *Snapshot) Verbs() []Device {
 }
 
 // ByNetdev returns the device one of whose ports is on the network device
-// netdev.
+// netdev itself. PortsOfNetdev also finds the port behind a VLAN, macvlan
+// or bond upper and behind an IPoIB interface.
 func (s *Snapshot) ByNetdev(netdev string) (Device, bool) {
 	for _, d := range s.Devices {
 		for _, p := range d.Ports {
@@ -111,16 +112,15 @@ func (s *Snapshot) ByNetdev(netdev string) (Device, bool) {
 	return Device{}, false
 }
 
-// ByPCI returns the device whose parent is the PCI function at addr
-// ("0000:03:00.0"; the domain may be left out: "03:00.0").
+// ByPCI returns the first device whose parent is the PCI function at
+// addr ("0000:03:00.0"; the domain may be left out: "03:00.0").
+//
+// Deprecated: a PCI function may carry several devices, of which ByPCI
+// returns one; use DevicesByPCI.
 func (s *Snapshot) ByPCI(addr string) (Device, bool) {
-	if len(addr) == len("03:00.0") {
-		addr = "0000:" + addr
+	devs, err := s.DevicesByPCI(addr)
+	if err != nil {
+		return Device{}, false
 	}
-	for _, d := range s.Devices {
-		if d.Parent.Bus == "pci" && d.Parent.Name == addr {
-			return d, true
-		}
-	}
-	return Device{}, false
+	return devs[0], true
 }

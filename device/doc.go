@@ -16,6 +16,17 @@
 // user space can open, as libibverbs does, for ibv_devices, ibv_devinfo
 // and the pingpong commands.
 //
+// A device plugin's questions take one call each on a snapshot:
+// DevicesByPCI and DevicesByAux (every device of a PCI function or of an
+// auxiliary device such as a subfunction), PortsOfNetdev (the port behind
+// a network device, its VLAN, macvlan and bond uppers and an IPoIB
+// interface), CharDevicesOf (the char device nodes a container needs,
+// with their device numbers) and Device.PortCounters (the PMA set and the
+// hw counters). Unknown input is an error matching ErrUnknownParent,
+// ErrUnknownNetdev or ErrUnknownPort, each also os.ErrNotExist;
+// docs/kubernetes.md maps rdmamap's and vishvananda/netlink's functions
+// to these.
+//
 // List is meant to be called as often as a program likes (a device
 // plugin's health loop): after the first call in a namespace it answers
 // from its last snapshot while the kernel's events say nothing changed —

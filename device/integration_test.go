@@ -131,7 +131,7 @@ func TestIntegrationListEmptyNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer there.Close()
-	snap, err := list(there, sysfs{root: "/sys"})
+	snap, err := list(there, system)
 	if err != nil || len(snap.Devices) != 0 {
 		t.Fatalf("exclusive mode, new namespace: %d devices, %v; want an empty snapshot", len(snap.Devices), err)
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/devcache"
 	"github.com/rdmastack/rdmastack/nldev"
-	"github.com/rdmastack/rdmastack/uverbs"
 )
 
 // source is what List asks RDMA netlink; *nldev.Client is one, tests give
@@ -14,43 +14,36 @@ type source interface {
 	Inventory() (*nldev.Inventory, error)
 }
 
-// list joins what src and the sysfs tree say.
-func list(src source, fs sysfs) (*Snapshot, error) {
+// list joins what src and the sysfs tree say, afresh.
+func list(src source, fs sysFS) (*Snapshot, error) {
 	inv, err := src.Inventory()
 	if err != nil {
 		return nil, fmt.Errorf("device: list: %w", err)
 	}
-	return join(fs, inv), nil
+	return join(fs, devcache.Join(fs.FS, inv)), nil
 }
 
-// join builds a snapshot from an inventory and sysfs.
-func join(fs sysfs, inv *nldev.Inventory) *Snapshot {
-	snap := &Snapshot{Devices: make([]Device, 0, len(inv.Devices)), RdmaCM: inv.RdmaCM}
-	for _, nd := range inv.Devices {
-		snap.Devices = append(snap.Devices, joinDevice(fs, nd))
+// join builds a snapshot from the cache's.
+func join(fs sysFS, s *devcache.Snapshot) *Snapshot {
+	snap := &Snapshot{Devices: make([]Device, 0, len(s.Devices)), RdmaCM: s.RdmaCM}
+	for _, dd := range s.Devices {
+		snap.Devices = append(snap.Devices, joinDevice(fs, dd))
 	}
 	return snap
 }
 
 // joinDevice builds one Device.
-func joinDevice(fs sysfs, nd nldev.DeviceInventory) Device {
-	ch := nd.Uverbs
-	if ch == nil {
-		// Kernels before 5.3 have no GET_CHARDEV: sysfs names the node.
-		if c, ok := fs.uverbs(nd.Name); ok {
-			ch = &c
-		}
-	}
+func joinDevice(fs sysFS, dd devcache.Device) Device {
 	d := Device{
-		Device: uverbs.NewDevice(nd.Device, ch), Protocol: nd.Protocol,
-		NodeGUID: nd.NodeGUID, SysImageGUID: nd.SysImageGUID, FirmwareVersion: nd.FirmwareVersion,
-		Caps: nd.Caps, SysfsPath: fs.devicePath(nd.Name), Parent: fs.parent(nd.Name),
+		Device: dd.Verbs, Protocol: dd.Protocol,
+		NodeGUID: dd.NodeGUID, SysImageGUID: dd.SysImageGUID, FirmwareVersion: dd.FirmwareVersion,
+		Caps: dd.Caps, SysfsPath: fs.devicePath(dd.Name), Parent: fs.parent(dd.Name),
 	}
-	for i, np := range nd.Ports {
-		p := Port{LinkLayer: fs.linkLayer(nd.Name, np.Index, np.IB != nil, nd.Protocol)}
+	for i, np := range dd.Ports {
+		p := Port{LinkLayer: dd.LinkLayers[i]}
 		p.update(np)
-		if i < len(nd.Umad) {
-			p.Umad, p.Issm = nd.Umad[i], nd.Issm[i]
+		if i < len(dd.Umad) {
+			p.Umad, p.Issm = dd.Umad[i], dd.Issm[i]
 		}
 		d.Ports = append(d.Ports, p)
 	}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/devcache"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -68,7 +69,7 @@ func newFake() *fakeSource {
 }
 
 func TestList(t *testing.T) {
-	fs := sysfs{root: "testdata/sysfs"}
+	fs := fixture("testdata/sysfs")
 	snap, err := list(newFake(), fs)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func TestList(t *testing.T) {
 }
 
 func TestListEdges(t *testing.T) {
-	fs := sysfs{root: "testdata/sysfs"}
+	fs := fixture("testdata/sysfs")
 
 	f := newFake()
 	f.noRdmaCM = true
@@ -139,7 +140,7 @@ func TestListEdges(t *testing.T) {
 	}
 
 	// Without sysfs the link layer comes from the protocol.
-	snap, err = list(newFake(), sysfs{root: t.TempDir()})
+	snap, err = list(newFake(), fixture(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,9 +153,9 @@ func TestListEdges(t *testing.T) {
 }
 
 func TestSysfsDriver(t *testing.T) {
-	fs := sysfs{root: "testdata/sysfs"}
+	fs := fixture("testdata/sysfs")
 	for name, want := range map[string]ib.DriverID{"mlx5_0": ib.DriverMLX5, "rxe0": ib.DriverRXE, "siw_eth0": ib.DriverSIW, "foo0": ib.DriverUnknown} {
-		if got := fs.driver(name); got != want {
+		if got := devcache.Driver(fs.FS, name); got != want {
 			t.Errorf("driver(%s) = %v, want %v", name, got, want)
 		}
 	}

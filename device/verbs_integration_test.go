@@ -5,13 +5,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rdmastack/rdmastack/internal/devsnap"
+	"github.com/rdmastack/rdmastack/internal/devcache"
 	"github.com/rdmastack/rdmastack/internal/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
-// TestIntegrationVerbsGeneration: devsnap.Verbs, what package rdma builds
+// TestIntegrationVerbsGeneration: devcache.Global.Verbs, what package rdma builds
 // on, keeps its generation while nothing changes (List included), gives a
 // new one with the devices at once when a device is added or deleted, and
 // always lists List's devices.
@@ -33,18 +33,18 @@ func TestIntegrationVerbsGeneration(t *testing.T) {
 			want = append(want, d.Device)
 		}
 		if diff := cmp.Diff(want, devs); diff != "" {
-			t.Fatalf("%s: devsnap.Verbs differs from List (-List +Verbs):\n%s", when, diff)
+			t.Fatalf("%s: devcache.Global.Verbs differs from List (-List +Verbs):\n%s", when, diff)
 		}
 	}
 	unchanged := func(when string, gen uint64) {
 		t.Helper()
-		if g, devs, err := devsnap.Verbs(gen); err != nil || g != gen || devs != nil {
+		if g, devs, err := devcache.Global.Verbs(gen); err != nil || g != gen || devs != nil {
 			t.Fatalf("%s: Verbs(%d) = %d, %d devices, %v; want the same generation, no devices", when, gen, g, len(devs), err)
 		}
 	}
 	changed := func(when string, since uint64) uint64 {
 		t.Helper()
-		g, devs, err := devsnap.Verbs(since)
+		g, devs, err := devcache.Global.Verbs(since)
 		if err != nil || g <= since {
 			t.Fatalf("%s: Verbs(%d) = generation %d, %v; want a later one", when, since, g, err)
 		}

@@ -35,6 +35,3 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-// The exporter is built from the library beside it in this repository.
-replace github.com/rdmastack/rdmastack => ../

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"weak"
+
+	"github.com/rdmastack/rdmastack/internal/devcache"
 )
 
 // cache is the process's devices and outstanding lists (librdmacm's
@@ -32,7 +34,7 @@ type listState struct {
 	freed bool
 }
 
-var global = newCache(kernelSource{})
+var global = newCache(kernelSource{verbs: devcache.Global.Verbs})
 
 func newCache(src source) *cache {
 	return &cache{src: src, devs: make(map[ident]*Device), lists: make(map[weak.Pointer[*Device]]*listState),

@@ -2,6 +2,7 @@ package rdma
 
 import (
 	"errors"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -12,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmastack/rdmastack/internal/devsnap"
+	"github.com/rdmastack/rdmastack/internal/devcache"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
@@ -282,33 +283,30 @@ func TestSourceError(t *testing.T) {
 	}
 }
 
-// TestKernelSourceIsDevice: the kernel source is package device's
-// snapshot (devsnap.Verbs, which device sets when it is initialized),
-// asked with the generation the cache last brought itself up to: the
-// cache has no socket of its own. (It replaces devsnap.Verbs: no test of
-// this package runs in parallel.)
-func TestKernelSourceIsDevice(t *testing.T) {
-	if devsnap.Verbs == nil {
-		t.Fatal("package device did not set devsnap.Verbs")
+// TestKernelSourceIsDevcache: the kernel source is the process's one
+// snapshot (devcache.Global, which package device's List shares), asked
+// with the generation the cache last brought itself up to: the cache has
+// no socket of its own.
+func TestKernelSourceIsDevcache(t *testing.T) {
+	if reflect.ValueOf(global.src.(kernelSource).verbs).Pointer() != reflect.ValueOf(devcache.Global.Verbs).Pointer() {
+		t.Fatal("rdma's device list is not built on devcache.Global")
 	}
-	saved := devsnap.Verbs
-	t.Cleanup(func() { devsnap.Verbs = saved })
 	var asked []uint64
-	devsnap.Verbs = func(since uint64) (uint64, []uverbs.Device, error) {
+	verbs := func(since uint64) (uint64, []uverbs.Device, error) {
 		asked = append(asked, since)
 		if since == 4 {
 			return 4, nil, nil
 		}
 		return 4, []uverbs.Device{{Name: "nouverbs0", Index: 2}}, nil
 	}
-	c := newCache(kernelSource{})
+	c := newCache(kernelSource{verbs: verbs})
 	for range 2 {
 		if _, err := c.get(); !errors.Is(err, ErrNoDevices) {
 			t.Fatalf("get with only a device without uverbs = %v, want ErrNoDevices", err)
 		}
 	}
 	if !slices.Equal(asked, []uint64{0, 4}) {
-		t.Fatalf("devsnap.Verbs asked with %v, want [0 4]", asked)
+		t.Fatalf("Verbs asked with %v, want [0 4]", asked)
 	}
 }
 

@@ -2,13 +2,12 @@ package rdma
 
 import (
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/internal/sysfs"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
 )
@@ -78,14 +77,14 @@ func netlinkRdmaCM() (string, uint64, error) {
 
 // lookupRdmaCM finds the device through netlink, else through the sysfs
 // file, and checks its ABI version.
-func lookupRdmaCM(netlink func() (string, uint64, error), sysfs string) (string, uint64, error) {
+func lookupRdmaCM(netlink func() (string, uint64, error), sysfsPath string) (string, uint64, error) {
 	path, abi, err := netlink()
 	if err != nil {
-		b, err := os.ReadFile(sysfs)
+		b, err := sysfs.ReadString(sysfsPath)
 		if err != nil {
 			return "", 0, fmt.Errorf("rdma: find the rdma_cm device: neither RDMA netlink nor sysfs knows it (is rdma_ucm loaded?): %w: %w", ErrNotSupported, err)
 		}
-		if abi, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32); err != nil {
+		if abi, err = strconv.ParseUint(b, 10, 32); err != nil {
 			return "", 0, fmt.Errorf("rdma: rdma_cm abi_version %q: %w", b, unix.EPROTO)
 		}
 		path = "/dev/infiniband/rdma_cm"

@@ -3,11 +3,7 @@ package rdma
 import (
 	"fmt"
 
-	// Package device keeps the process's one snapshot of its RDMA devices,
-	// current from the kernel's events, and sets devsnap.Verbs to it.
-	_ "github.com/rdmastack/rdmastack/device"
 	"github.com/rdmastack/rdmastack/internal/ctxshare"
-	"github.com/rdmastack/rdmastack/internal/devsnap"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
@@ -31,15 +27,19 @@ type ident struct {
 
 func identOf(dev uverbs.Device) ident { return ident{dev.Name, dev.Index} }
 
-// kernelSource is package device's snapshot and its sockets, which it
-// keeps current from the kernel's uevents (the uverbs node of a device
-// being unregistered goes before the kernel waits for its contexts, so a
-// device held open is still seen to go). The cache opens no socket of its
-// own: one RDMA netlink socket and one uevent socket serve both packages.
-type kernelSource struct{}
+// kernelSource is the process's snapshot of its devices (internal/devcache,
+// the one package device's List is built on too), which keeps itself
+// current from the kernel's uevents (the uverbs node of a device being
+// unregistered goes before the kernel waits for its contexts, so a device
+// held open is still seen to go). The cache opens no socket of its own:
+// one RDMA netlink socket and one uevent socket serve both packages.
+// verbs is devcache.Global.Verbs; tests give another.
+type kernelSource struct {
+	verbs func(since uint64) (gen uint64, devs []uverbs.Device, err error)
+}
 
-func (kernelSource) devices(since uint64) (uint64, []uverbs.Device, error) {
-	return devsnap.Verbs(since)
+func (k kernelSource) devices(since uint64) (uint64, []uverbs.Device, error) {
+	return k.verbs(since)
 }
 
 func (kernelSource) open(dev uverbs.Device) (*Device, error) { return openDevice(dev) }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -59,14 +58,6 @@ var (
 	devDir        = "/dev/infiniband"
 	sysInfiniband = "/sys/class/infiniband" // read for GIDs and P_Keys the commands cannot give
 )
-
-func readSysfs(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimRight(string(b), "\n"), nil
-}
 
 // DeviceByName returns the device called name in the caller's network
 // namespace, asking RDMA netlink (GET, then GET_CHARDEV "uverbs"; Linux

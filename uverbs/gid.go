@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/internal/kabi"
+	"github.com/rdmastack/rdmastack/internal/sysfs"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -160,7 +161,7 @@ func (c *Context) QueryGID(port, index int) (GIDEntry, error) {
 // empty slot (ENODATA), as the kernel's QUERY_GID_ENTRY reports it.
 func (c *Context) sysfsGID(port, index int, ll ib.LinkLayer) (GIDEntry, error) {
 	dir := filepath.Join(sysInfiniband, c.dev.Name, "ports", strconv.Itoa(port))
-	s, err := readSysfs(filepath.Join(dir, "gids", strconv.Itoa(index)))
+	s, err := sysfs.ReadString(filepath.Join(dir, "gids", strconv.Itoa(index)))
 	if err != nil {
 		return GIDEntry{}, err
 	}
@@ -172,7 +173,7 @@ func (c *Context) sysfsGID(port, index int, ll ib.LinkLayer) (GIDEntry, error) {
 		return GIDEntry{}, fmt.Errorf("empty gid slot: %w", unix.ENODATA)
 	}
 	e := GIDEntry{GID: gid, Index: uint32(index), Port: uint32(port), Type: ib.GIDTypeIB}
-	t, err := readSysfs(filepath.Join(dir, "gid_attrs", "types", strconv.Itoa(index)))
+	t, err := sysfs.ReadString(filepath.Join(dir, "gid_attrs", "types", strconv.Itoa(index)))
 	switch {
 	case err == nil && t == "RoCE v2":
 		e.Type = ib.GIDTypeRoCEv2
@@ -187,7 +188,7 @@ func (c *Context) sysfsGID(port, index int, ll ib.LinkLayer) (GIDEntry, error) {
 	default:
 		return GIDEntry{}, err
 	}
-	if nd, err := readSysfs(filepath.Join(dir, "gid_attrs", "ndevs", strconv.Itoa(index))); err == nil {
+	if nd, err := sysfs.ReadString(filepath.Join(dir, "gid_attrs", "ndevs", strconv.Itoa(index))); err == nil {
 		if ifi, err := net.InterfaceByName(nd); err == nil {
 			e.NetdevIndex = uint32(ifi.Index)
 		}
@@ -197,20 +198,8 @@ func (c *Context) sysfsGID(port, index int, ll ib.LinkLayer) (GIDEntry, error) {
 
 // parseSysfsGID parses sysfs's eight groups of four hex digits.
 func parseSysfsGID(s string) (ib.GID, error) {
-	s = strings.TrimSpace(s)
-	parts := strings.Split(s, ":")
-	if len(parts) != 8 {
-		return ib.GID{}, fmt.Errorf("malformed gid %q: %w", s, unix.EPROTO)
-	}
-	var g ib.GID
-	for i, p := range parts {
-		v, err := strconv.ParseUint(p, 16, 16)
-		if err != nil || len(p) != 4 {
-			return ib.GID{}, fmt.Errorf("malformed gid %q: %w", s, unix.EPROTO)
-		}
-		g[2*i], g[2*i+1] = byte(v>>8), byte(v)
-	}
-	return g, nil
+	g, err := sysfs.ParseGID(s)
+	return ib.GID(g), err
 }
 
 // QueryPKey returns entry index of port's P_Key table. The kernel has no
@@ -221,7 +210,7 @@ func (c *Context) QueryPKey(port, index int) (uint16, error) {
 	if port < 1 || index < 0 {
 		return 0, invalid(c.dev.Name, op, "ports are numbered from 1, indices from 0")
 	}
-	s, err := readSysfs(filepath.Join(sysInfiniband, c.dev.Name, "ports", strconv.Itoa(port), "pkeys", strconv.Itoa(index)))
+	s, err := sysfs.ReadString(filepath.Join(sysInfiniband, c.dev.Name, "ports", strconv.Itoa(port), "pkeys", strconv.Itoa(index)))
 	if err != nil {
 		return 0, wrap(c.dev.Name, op, err)
 	}

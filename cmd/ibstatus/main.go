@@ -23,6 +23,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs"
+	"github.com/rdmastack/rdmastack/internal/sysfs"
 )
 
 func main() { cmnode.Exit(os.Stderr, run(os.Stdout, os.Stderr, ibsysfs.DefaultRoot, os.Args)) }
@@ -161,7 +162,9 @@ func (c *command) cat(path, missing string) string {
 	if unix.Faccessat(unix.AT_FDCWD, path, unix.R_OK, unix.AT_EACCESS) != nil {
 		return missing
 	}
-	b, err := os.ReadFile(path)
+	var buf [4096]byte
+	n, err := sysfs.ReadRaw(path, buf[:])
+	b := buf[:n]
 	if err != nil {
 		var e unix.Errno
 		if errors.As(err, &e) {

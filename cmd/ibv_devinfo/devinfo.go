@@ -4,12 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/rdmastack/rdmastack/device"
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/sysfs"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
@@ -95,8 +94,8 @@ func printDevice(stdout io.Writer, d device.Device, o *options) error {
 	p("\tvendor_id:\t\t\t0x%04x\n", a.VendorID)
 	p("\tvendor_part_id:\t\t\t%d\n", int32(a.VendorPartID))
 	p("\thw_ver:\t\t\t\t0x%X\n", a.HWVersion)
-	if b, err := os.ReadFile(filepath.Join(d.SysfsPath, "board_id")); err == nil {
-		if s := strings.TrimSuffix(string(b), "\n"); s != "" {
+	if s, err := sysfs.ReadString(filepath.Join(d.SysfsPath, "board_id")); err == nil {
+		if s != "" {
 			p("\tboard_id:\t\t\t%s\n", s)
 		}
 	}

@@ -2,13 +2,11 @@ package collector
 
 import (
 	"math"
-	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/rdmastack/rdmastack/internal/sysfs"
 )
 
 // sysCounter is one counter file of sysfs: the PMA's port counters
@@ -47,18 +45,8 @@ func readLayout(sys, name string, ports []uint32) *layout {
 // listDir lists the regular files of dir in name order; none when it
 // does not exist.
 func listDir(dir string) []string {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range ents {
-		if e.Type().IsRegular() {
-			out = append(out, e.Name())
-		}
-	}
-	slices.Sort(out)
-	return out
+	names, _ := sysfs.FS{Root: dir}.Files()
+	return names
 }
 
 // readCounters reads the counter files names of dir. A file that cannot be
@@ -70,47 +58,23 @@ func readCounters(dir string, names []string) []sysCounter {
 	if len(names) == 0 {
 		return nil
 	}
-	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	d, err := sysfs.OpenDir(dir)
 	if err != nil {
 		return nil
 	}
-	defer unix.Close(dfd)
-	out := make([]sysCounter, 0, len(names))
-	for _, n := range names {
-		s, ok := readAt(dfd, n)
-		if !ok {
-			continue
-		}
-		if v, err := strconv.ParseUint(s, 10, 64); err == nil {
-			out = append(out, sysCounter{name: n, value: v})
-		}
+	defer d.Close()
+	cs := d.Counters(names)
+	out := make([]sysCounter, len(cs))
+	for i, c := range cs {
+		out[i] = sysCounter{name: c.Name, value: c.Value}
 	}
 	return out
 }
 
 // readString reads a one-line sysfs attribute without its newline.
-func readString(path string) (string, bool) { return readAt(unix.AT_FDCWD, path) }
-
-// readAt reads the attribute name (relative to the directory dfd, or
-// absolute) in three system calls, open, one read and close: sysfs hands
-// a whole attribute to the first read, and a scrape reads hundreds.
-func readAt(dfd int, name string) (string, bool) {
-	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return "", false
-	}
-	defer unix.Close(fd)
-	var buf [256]byte
-	for {
-		n, err := unix.Read(fd, buf[:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n < 0 {
-			return "", false
-		}
-		return strings.TrimSpace(string(buf[:n])), true
-	}
+func readString(path string) (string, bool) {
+	v, err := sysfs.ReadString(path)
+	return v, err == nil
 }
 
 // readRate reads ports/N/rate, "100 Gb/sec (4X EDR)", as bytes per second

@@ -16,7 +16,8 @@ import (
 // guestModule is a kernel module the guest loads, with its dependencies.
 type guestModule struct {
 	name     string
-	required bool // the guest cannot work without it
+	required bool   // the guest cannot work without it
+	args     string // parameters added to modprobe.d's, if any
 }
 
 // guestModules are loaded in this order by the guest's /init.
@@ -24,21 +25,26 @@ var guestModules = []guestModule{
 	// rxe allocates a "crc32" crypto transform: without crc32_generic,
 	// "rdma link add ... type rxe" fails with ENOENT. Some kernels may name
 	// it differently or build it in; the guest's device setup catches that.
-	{"crc32_generic", false},
-	{"virtio_pci", true},
-	{"virtio_net", false},
+	{"crc32_generic", false, ""},
+	{"virtio_pci", true, ""},
+	{"virtio_net", false, ""},
 	// e1000, the wire's NIC by default (test/vm -wire-nic).
-	{"e1000", false},
-	{"9pnet_virtio", true},
-	{"9p", true},
-	{"rdma_rxe", true},
-	{"ib_uverbs", true},
-	{"rdma_ucm", false},
-	{"ib_umad", false},
-	{"veth", true},
-	{"dummy", false},
+	{"e1000", false, ""},
+	{"9pnet_virtio", true, ""},
+	{"9p", true, ""},
+	{"rdma_rxe", true, ""},
+	{"ib_uverbs", true, ""},
+	{"rdma_ucm", false, ""},
+	{"ib_umad", false, ""},
+	{"veth", true, ""},
+	{"dummy", false, ""},
 	// netem, for the fault injection of wire tests (tc qdisc ... netem).
-	{"sch_netem", false},
+	{"sch_netem", false, ""},
+	// The uppers device's tests stack on a port's netdev (ip link add
+	// ... type vlan, macvlan, bond); bonding makes no bond0 of its own.
+	{"8021q", false, ""},
+	{"macvlan", false, ""},
+	{"bonding", false, "max_bonds=0"},
 }
 
 // moduleLoad is one insmod line of modprobe --show-depends.
@@ -59,7 +65,7 @@ func resolveModules(ctx context.Context, modprobe, release string, extra ...stri
 			return nil, nil, err
 		}
 		for _, d := range deps {
-			mods = append(mods, guestModule{d, true})
+			mods = append(mods, guestModule{d, true, ""})
 		}
 	}
 	seen := make(map[string]bool)
@@ -83,6 +89,11 @@ func resolveModules(ctx context.Context, modprobe, release string, extra ...stri
 			continue
 		}
 		ls, _ := parseShowDepends(out.String())
+		if m.args != "" && len(ls) > 0 && !strings.Contains(ls[len(ls)-1].Args, m.args) {
+			// The module itself is the last line, after its dependencies.
+			last := &ls[len(ls)-1]
+			last.Args = strings.TrimSpace(last.Args + " " + m.args)
+		}
 		for _, l := range ls {
 			if !seen[l.Path] {
 				seen[l.Path] = true

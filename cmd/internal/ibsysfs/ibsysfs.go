@@ -27,7 +27,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -296,9 +295,6 @@ func atoi(s string) int {
 	}
 	return n
 }
-
-// sortStrings sorts as strcmp does (bytes, unsigned).
-func sortStrings(s []string) { sort.Strings(s) }
 
 // Strerror is glibc's strerror(e), as "%m" prints errno: "Success" for
 // 0, otherwise Go's text capitalised as glibc's.

@@ -3,14 +3,13 @@ package ibsysfs
 import (
 	"bytes"
 	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
+	"github.com/rdmastack/rdmastack/internal/sysfs"
 )
 
 // Buffer sizes of libibumad's reads and of umad_ca_t's strings: a value is
@@ -40,14 +39,9 @@ func (s *Sysfs) fail(err error) error {
 // max bytes, the value cut to max-1 bytes (and at a NUL), then at its last
 // newline.
 func (s *Sysfs) ReadString(dir, file string, max int) (string, error) {
-	f, err := os.Open(filepath.Join(dir, file))
-	if err != nil {
-		return "", s.fail(err)
-	}
-	defer f.Close()
 	buf := make([]byte, max)
-	n, err := f.Read(buf)
-	if err != nil && err != io.EOF {
+	n, err := sysfs.ReadRaw(filepath.Join(dir, file), buf)
+	if err != nil {
 		return "", s.fail(err)
 	}
 	if n > max-1 {
@@ -131,15 +125,9 @@ func (s *Sysfs) ReadGID(dir, file string) ([16]byte, error) {
 // readDir is opendir/readdir (or scandir with alphasort, which is strcmp
 // in the C locale): the names of dir, sorted, without "." and "..".
 func (s *Sysfs) readDir(dir string) ([]string, error) {
-	f, err := os.Open(dir)
+	names, err := sysfs.List(dir)
 	if err != nil {
 		return nil, s.fail(err)
 	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	sortStrings(names)
 	return names, nil
 }

@@ -1,18 +1,41 @@
-package device
+package devcache
 
 import (
 	"testing"
 
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
 
+func TestFollowsNetdev(t *testing.T) {
+	eth := []ib.LinkLayer{ib.LinkLayerEthernet}
+	for _, tc := range []struct {
+		name   string
+		driver ib.DriverID
+		lls    []ib.LinkLayer
+		want   bool
+	}{
+		{"rxe", ib.DriverRXE, eth, true},
+		{"siw", ib.DriverSIW, eth, true},
+		{"mlx5 RoCE", ib.DriverMLX5, eth, false},
+		{"no driver id", ib.DriverUnknown, eth, false},
+		{"rxe with an IB port", ib.DriverRXE, []ib.LinkLayer{ib.LinkLayerInfiniBand}, false},
+	} {
+		if got := FollowsNetdev(tc.driver, tc.lls); got != tc.want {
+			t.Errorf("%s: FollowsNetdev = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestSameDevices(t *testing.T) {
-	snap := &Snapshot{Devices: []Device{
-		{Device: uverbs.Device{Name: "rxe0", Index: 1, Uverbs: "uverbs0"}},
-		{Device: uverbs.Device{Name: "rxe1", Index: 4, Uverbs: "uverbs1"}},
-	}}
-	noUverbs := &Snapshot{Devices: []Device{{Device: uverbs.Device{Name: "rxe0", Index: 1}}}}
+	dev := func(name string, idx uint32, node string) Device {
+		d := Device{Verbs: uverbs.Device{Name: name, Index: idx, Uverbs: node}}
+		d.Name, d.Index = name, idx
+		return d
+	}
+	snap := &Snapshot{Devices: []Device{dev("rxe0", 1, "uverbs0"), dev("rxe1", 4, "uverbs1")}}
+	noUverbs := &Snapshot{Devices: []Device{dev("rxe0", 1, "")}}
 	for _, tc := range []struct {
 		name string
 		snap *Snapshot
