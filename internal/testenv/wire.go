@@ -43,9 +43,9 @@ type WireEnv struct {
 	Self, Peer netip.Addr // the two guests' addresses on eth0, rxe0's netdev
 	PeerKernel string     // the other guest's kernel release
 	// SIWDev is this guest's Soft-iWARP device on eth0 (siw0), created
-	// after rxe0 when the pair runs wire tests named SIW, else empty:
-	// rdma_cm binds an address of eth0 to rxe0, the first device it finds
-	// there.
+	// after rxe0 in the pairs that run the wire tests named SIW (test/vm
+	// runs them in pairs of their own), else empty. rdma_cm binds an
+	// address of eth0 to rxe0, the first device it finds there.
 	SIWDev string
 
 	port uint16 // of the rendezvous; 0 is WirePort

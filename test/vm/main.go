@@ -59,8 +59,8 @@
 // vsiw1 (10.78.0.2/24) in the network namespace /run/netns/siwb, and
 // exports RDMASTACK_SIW_DEV, RDMASTACK_SIW_ADDR, RDMASTACK_SIW_PEER_DEV,
 // RDMASTACK_SIW_PEER_ADDR and RDMASTACK_SIW_PEER_NETNS (see
-// internal/testenv.SIW). When wire tests named SIW run, the wire guests
-// also have siw0 on eth0, after rxe0 (RDMASTACK_WIRE_SIW_DEV).
+// internal/testenv.SIW). Wire tests named SIW run in pairs of their own,
+// whose guests also have siw0 on eth0, after rxe0 (RDMASTACK_WIRE_SIW_DEV).
 //
 // The work directory (-work, default a temporary one) holds bin/ (the
 // commands), tests/ (the test binaries), kernels/ and initramfs/ (cached

@@ -278,7 +278,12 @@ func (s *session) test(ctx context.Context) error {
 		}
 	}
 	// The pairs come last: their two guests take two CPUs at once.
-	if s.opts.wire && len(list.wireBinaries()) > 0 {
+	// The siw wire tests run in pairs of their own, which have siw0 too
+	// (see wireSIW).
+	for _, list := range list.splitWireSIW() {
+		if !s.opts.wire || len(list.wireBinaries()) == 0 {
+			continue
+		}
 		start := time.Now()
 		pairs := wirePairs(s.kernels, selfKernels)
 		reps, err := s.runPairs(ctx, pairs, func(k kernel, w *wireEnd, outDir string) string {

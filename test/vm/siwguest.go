@@ -11,8 +11,8 @@ import (
 // iWARP is TCP underneath: two siw devices of one namespace would talk
 // through the device that owns the destination address, and rdma_cm needs
 // a real address on a non-loopback netdev. Tests whose names contain SIW
-// run there, and only there (wire tests aside, which run in the pairs,
-// where siw0 then sits on eth0 next to rxe0: see wireSIW).
+// run there, and only there (wire tests aside, which run in pairs of
+// their own, where siw0 sits on eth0 next to rxe0: see splitWireSIW).
 
 const (
 	siwNet     = "10.78.0" // the veths' /24: siw0's side is .1, siw1's .2
@@ -102,10 +102,7 @@ func (s *session) siwJobs(bins, raceBins []testBinary, raceKernels []kernel, lis
 }
 
 // wireSIW reports whether the selected wire tests or benchmarks include siw
-// ones: only then do the wire guests get siw0. A device after rxe0 breaks
-// wire tests that delete rxe0 and wait for it back as the first device
-// (TestWireRsocketPeerDeviceDeleted), and rxe0 added back after siw0 would
-// let rdma_cm bind eth0's address to siw0 (its GID is eth0's MAC).
+// ones: only then do the wire guests get siw0.
 func (l testList) wireSIW() bool {
 	for _, m := range []map[string][]string{l.wire, l.bench} {
 		for _, names := range m {
@@ -115,4 +112,31 @@ func (l testList) wireSIW() bool {
 		}
 	}
 	return false
+}
+
+// splitWireSIW splits the wire tests and benchmarks of l into those without
+// SIW in their names and those with, which run in pairs of their own whose
+// guests have siw0 on eth0 after rxe0. Another device on the wire breaks
+// wire tests that delete rxe0 and wait for it back as the first device
+// (TestWireRsocketPeerDeviceDeleted, seen failing so), and an rxe0 added
+// back after siw0 would let rdma_cm bind eth0's address to siw0, whose GID
+// is eth0's MAC.
+func (l testList) splitWireSIW() [2]testList {
+	split := func(m map[string][]string) (plain, siw map[string][]string) {
+		plain, siw = map[string][]string{}, map[string][]string{}
+		for bin, names := range m {
+			for _, n := range names {
+				if isSIWTest(n) {
+					siw[bin] = append(siw[bin], n)
+				} else {
+					plain[bin] = append(plain[bin], n)
+				}
+			}
+		}
+		return plain, siw
+	}
+	var plain, siw testList
+	plain.wire, siw.wire = split(l.wire)
+	plain.bench, siw.bench = split(l.bench)
+	return [2]testList{plain, siw}
 }

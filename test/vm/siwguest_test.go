@@ -115,3 +115,31 @@ func TestSIWSelection(t *testing.T) {
 		t.Errorf("siw payload runs binary c, which has no siw test:\n%s", p)
 	}
 }
+
+// TestSplitWireSIW: siw wire tests go to pairs of their own, with siw0.
+func TestSplitWireSIW(t *testing.T) {
+	l := testList{
+		wire:  map[string][]string{"a": {"TestWireRping", "TestWireSIWRping"}, "b": {"TestWireX"}},
+		bench: map[string][]string{"a": {"BenchmarkWireSIWSend"}},
+	}
+	got := l.splitWireSIW()
+	if diff := cmp.Diff(map[string][]string{"a": {"TestWireRping"}, "b": {"TestWireX"}}, got[0].wire); diff != "" {
+		t.Errorf("plain wire (-want +got):\n%s", diff)
+	}
+	if len(got[0].bench) != 0 || got[0].wireSIW() {
+		t.Errorf("plain pairs: benches %v, wireSIW %v", got[0].bench, got[0].wireSIW())
+	}
+	if diff := cmp.Diff(map[string][]string{"a": {"TestWireSIWRping"}}, got[1].wire); diff != "" {
+		t.Errorf("siw wire (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string][]string{"a": {"BenchmarkWireSIWSend"}}, got[1].bench); diff != "" {
+		t.Errorf("siw benches (-want +got):\n%s", diff)
+	}
+	if !got[1].wireSIW() {
+		t.Error("siw pairs: no wireSIW")
+	}
+	w := &wireEnd{Side: 1, Peer: kernel{Release: "6.1"}, SIW: true}
+	if id := w.id(kernel{Release: "6.12"}); id != "wire-6.1-6.12-b-siw" {
+		t.Errorf("siw pair's id %q", id)
+	}
+}

@@ -48,8 +48,8 @@ type wireEnd struct {
 	Port     int    // host UDP port this end receives on
 	PeerPort int    // host UDP port of the other end
 	NIC      string // QEMU's device model of the NIC (-wire-nic)
-	// SIW adds siw0 on eth0, after rxe0: only when wire tests named SIW
-	// run (see wireSIW).
+	// SIW adds siw0 on eth0, after rxe0: in the pairs of the wire tests
+	// named SIW (see splitWireSIW).
 	SIW bool
 }
 
@@ -68,13 +68,21 @@ func (w *wireEnd) order(k kernel) (a, b kernel) {
 // name is the run's name for the guest that boots k.
 func (w *wireEnd) name(k kernel) string {
 	a, b := w.order(k)
-	return fmt.Sprintf("wire %s <-> %s, side %s", a.Release, b.Release, w.side())
+	n := fmt.Sprintf("wire %s <-> %s, side %s", a.Release, b.Release, w.side())
+	if w.SIW {
+		n += ", " + siwSuffix
+	}
+	return n
 }
 
 // id is the run's ID (its work and output directories).
 func (w *wireEnd) id(k kernel) string {
 	a, b := w.order(k)
-	return fmt.Sprintf("wire-%s-%s-%s", a.Release, b.Release, w.side())
+	id := fmt.Sprintf("wire-%s-%s-%s", a.Release, b.Release, w.side())
+	if w.SIW {
+		id += "-" + siwSuffix
+	}
+	return id
 }
 
 // qemuArgs is the guest's NIC on a UDP socket of the host's loopback,
