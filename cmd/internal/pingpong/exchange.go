@@ -120,7 +120,7 @@ func clientExchange(k Kind, server string, port int, my []dest) ([]dest, error) 
 	} else {
 		msg := make([]byte, msgLen)
 		if _, err := io.ReadFull(conn, msg); err != nil {
-			return nil, fail("Couldn't read/write remote address")
+			return nil, fail("client read/write: %s\nCouldn't read/write remote address", readErrText(err))
 		}
 		rem = []dest{decode(msg)}
 	}
@@ -183,6 +183,21 @@ func serverExchange(k Kind, port int, my []dest, connect func([]dest) error) ([]
 
 // errText is the strerror a C program's perror would print after err: a
 // short read (EOF) leaves errno 0, "Success".
+// readErrText is what perror prints after a failed read: the read's
+// error, or for a short read (the server closed the connection, as it
+// does when it cannot connect its QP) the errno libibverbs left behind.
+// That is ENOSPC on the kernels we test: the answer to its probe of
+// write() commands through ioctl, which nothing clears before the
+// exchange (seen with rdma-core's pingpongs on siw, where an RC QP cannot
+// reach RTS without iw_cm).
+func readErrText(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errText(err)
+	}
+	return errText(syscall.ENOSPC)
+}
+
 func errText(err error) string {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {

@@ -86,7 +86,7 @@ func (p *pp) init(dev uverbs.Device) error {
 		return fail("Couldn't register MR")
 	}
 	if p.cq, err = p.ctx.CreateCQ(uverbs.CQAttr{CQE: c.RxDepth + c.NumQP, CompChannel: p.ch}); err != nil {
-		return fail("Couldn't create CQ: %v", err)
+		return fail("Couldn't create CQ") // rdma-core's text, without the cause
 	}
 	init := uverbs.QPInit{Type: c.Kind.qpType(), SendCQ: p.cq, RecvCQ: p.cq,
 		Cap: uverbs.QPCap{MaxSendWR: 1, MaxRecvWR: uint32(c.RxDepth), MaxSendSGE: 1, MaxRecvSGE: 1}}
@@ -100,7 +100,7 @@ func (p *pp) init(dev uverbs.Device) error {
 	p.qps = make([]*uverbs.QP, c.NumQP)
 	for i := range p.qps {
 		if p.qps[i], err = p.pd.CreateQP(init); err != nil {
-			return fail("Couldn't create %s: %v", p.qpName(i), err)
+			return fail("Couldn't create %s", p.qpName(i)) // rdma-core's text, without the cause
 		}
 		if p.qps[i].Cap().MaxInlineData >= uint32(c.Size) {
 			p.flags |= uverbs.SendInline

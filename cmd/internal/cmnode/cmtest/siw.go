@@ -1,7 +1,10 @@
 package cmtest
 
 import (
+	"os/exec"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmastack/rdmastack/internal/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
@@ -23,4 +26,47 @@ func SIW(t testing.TB) (*testenv.SIWEnv, uint32) {
 		t.Fatal(err)
 	}
 	return e, d.Index
+}
+
+// SIWFailAlike runs a program that cannot work on iWARP twice on the siw
+// guest, rdma-core's pair and then ours (the command of that name first
+// on the guest's PATH), each with its server on siw0 (serverArgs) and its
+// client in the peer namespace (clientArgs), and fails t unless ours ends
+// in each role as rdma-core's does: the same exit status and the same
+// standard output and error once mask has replaced what differs from run
+// to run (nil: nothing). A side still running after limit is killed and
+// counts as exit status -1.
+func SIWFailAlike(t *testing.T, e *testenv.SIWEnv, name string, serverArgs, clientArgs []string, limit time.Duration, mask func(string) string) {
+	t.Helper()
+	theirs := Side{Name: "rdma-core", Oracle: testenv.Oracle(t, name)}
+	bin, err := exec.LookPath(name)
+	if err != nil || bin == theirs.Oracle {
+		t.Fatalf("our %s: %q, %v", name, bin, err)
+	}
+	ours := Side{Name: "ours", Oracle: bin}
+	// Each names itself by argv[0], its full path.
+	names := strings.NewReplacer(theirs.Oracle, name, bin, name)
+	if mask == nil {
+		mask = func(s string) string { return s }
+	}
+	norm := func(s string) string { return mask(names.Replace(s)) }
+	run := func(s Side) (rs, rc Result) {
+		ws := s.Start(serverArgs, limit)
+		time.Sleep(300 * time.Millisecond) // the server's listen, or its early end
+		rc = s.InNetns(e.PeerNetns).Start(clientArgs, limit)()
+		return ws(), rc
+	}
+	ts, tc := run(theirs)
+	if ts.Code == 0 && tc.Code == 0 {
+		t.Fatalf("rdma-core's %s worked on siw:\nserver %v\nclient %v", name, ts, tc)
+	}
+	ous, ouc := run(ours)
+	for _, c := range []struct {
+		role         string
+		theirs, ours Result
+	}{{"server", ts, ous}, {"client", tc, ouc}} {
+		if c.ours.Code != c.theirs.Code || norm(c.ours.Stdout) != norm(c.theirs.Stdout) || norm(c.ours.Stderr) != norm(c.theirs.Stderr) {
+			t.Errorf("%s %s on siw: ours %v\nrdma-core's %v", name, c.role, c.ours, c.theirs)
+		}
+	}
 }
