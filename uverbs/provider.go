@@ -137,9 +137,12 @@ type traits struct {
 	flushOnlyAtError bool
 }
 
-// unsupported is the error of a verb the device's transport forbids.
+// unsupported is the error of a verb the device's transport forbids. It
+// matches ErrNotSupported, and carries the errno the kernel gives for
+// such a verb (EOPNOTSUPP), so a program that prints errno prints what
+// rdma-core's does.
 func (c *Context) unsupported(op, what string) error {
-	return wrap(c.dev.Name, op, fmt.Errorf("%s on %s (%v): %w", what, c.dev.DriverID, c.transportName(), ErrNotSupported))
+	return wrap(c.dev.Name, op, fmt.Errorf("%s on %s (%v): %w (%w)", what, c.dev.DriverID, c.transportName(), ErrNotSupported, unix.EOPNOTSUPP))
 }
 
 func (c *Context) transportName() string {
