@@ -36,6 +36,9 @@ var guestModules = []guestModule{
 	{"ib_umad", false},
 	{"veth", true},
 	{"dummy", false},
+	// nlmon, the netlink tap through which tests capture the requests
+	// iproute2 sends (testenv.CaptureNetlink).
+	{"nlmon", false},
 	// netem, for the fault injection of wire tests (tc qdisc ... netem).
 	{"sch_netem", false},
 }

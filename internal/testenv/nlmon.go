@@ -1,0 +1,88 @@
+package testenv
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os/exec"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+)
+
+var nlmonSeq atomic.Uint32
+
+// CaptureNetlink records the netlink messages of protocol proto
+// (unix.NETLINK_RDMA, unix.NETLINK_ROUTE, ...) that cross the kernel,
+// either way, while fn runs: it creates an nlmon device (the kernel's
+// netlink tap; module nlmon), reads its packets from an AF_PACKET socket
+// and deletes it at once. Each packet is one datagram, split here into its
+// messages. For comparing the requests iproute2 sends with ours.
+func CaptureNetlink(t testing.TB, proto int, fn func()) []netlink.Message {
+	t.Helper()
+	ip := Oracle(t, "ip")
+	name := fmt.Sprintf("rdmstmon%d", nlmonSeq.Add(1))
+	Run(t, ip, "link", "add", name, "type", "nlmon")
+	defer exec.Command(ip, "link", "del", name).Run()
+	Run(t, ip, "link", "set", name, "up")
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := htons(unix.ETH_P_ALL)
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, int(all))
+	if err != nil {
+		t.Fatalf("AF_PACKET socket: %v", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 4<<20); err != nil {
+		t.Logf("SO_RCVBUF: %v", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: all, Ifindex: ifi.Index}); err != nil {
+		t.Fatalf("bind to %s: %v", name, err)
+	}
+	fn()
+	var msgs []netlink.Message
+	buf := make([]byte, 1<<16)
+	for {
+		n, from, err := unix.Recvfrom(fd, buf, 0)
+		if errors.Is(err, unix.EAGAIN) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("read %s: %v", name, err)
+		}
+		if ll, ok := from.(*unix.SockaddrLinklayer); !ok || ll.Protocol != htons(uint16(proto)) {
+			continue
+		}
+		msgs = append(msgs, splitNetlink(t, buf[:n])...)
+	}
+	return msgs
+}
+
+// splitNetlink parses the messages of one datagram.
+func splitNetlink(t testing.TB, b []byte) []netlink.Message {
+	var out []netlink.Message
+	for len(b) >= 16 {
+		l := int(binary.NativeEndian.Uint32(b))
+		if l < 16 || l > len(b) {
+			t.Fatalf("captured netlink message of length %d in %d bytes", l, len(b))
+		}
+		var m netlink.Message
+		if err := m.UnmarshalBinary(b[:l]); err != nil {
+			t.Fatalf("captured netlink message: %v", err)
+		}
+		out = append(out, m)
+		l = (l + 3) &^ 3
+		if l > len(b) {
+			break
+		}
+		b = b[l:]
+	}
+	return out
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
