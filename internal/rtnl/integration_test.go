@@ -144,8 +144,8 @@ func TestIntegrationVFGUIDMatchesIproute2(t *testing.T) {
 	}
 }
 
-// TestIntegrationLink reads the guest's veth0 and loopback through Conn.
-func TestIntegrationLink(t *testing.T) {
+// TestIntegrationRtnlLink reads the guest's veth0 and loopback through Conn.
+func TestIntegrationRtnlLink(t *testing.T) {
 	testenv.RequireRDMA(t)
 	c, err := Dial()
 	if err != nil {
