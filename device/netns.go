@@ -194,7 +194,11 @@ func moveTo(op string, ns NetNS, find lookup) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	if sys.NetnsMode == nldev.NetnsShared {
-		return fmt.Errorf("%s: %w", op, nldev.ErrSharedMode)
+		if ferr != nil {
+			return fmt.Errorf("%s: %w", op, ferr) // every namespace sees every device
+		}
+		// What the kernel would answer, without asking it.
+		return fmt.Errorf("%s: %w (%w)", op, nldev.ErrSharedMode, unix.EOPNOTSUPP)
 	}
 	if ferr != nil {
 		// Not here: moved already, or not anywhere we can see.

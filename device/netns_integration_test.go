@@ -155,7 +155,7 @@ func TestIntegrationNetNSShared(t *testing.T) {
 		err2 = MoveToNetNSByGUID(devs[0].NodeGUID, ns)
 	})
 	for _, err := range []error{err1, err2} {
-		if !errors.Is(err, nldev.ErrSharedMode) {
+		if !errors.Is(err, nldev.ErrSharedMode) || !errors.Is(err, unix.EOPNOTSUPP) {
 			t.Errorf("move in shared mode = %v, want ErrSharedMode", err)
 		}
 	}
@@ -166,6 +166,9 @@ func TestIntegrationNetNSShared(t *testing.T) {
 	}
 	if err := ReturnFromNetNS(devs[0].Index, ns); err != nil {
 		t.Errorf("return in shared mode = %v, want nil", err)
+	}
+	if err := MoveToNetNS(1<<30, ns); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("move of an unknown device in shared mode = %v, want os.ErrNotExist", err)
 	}
 }
 
