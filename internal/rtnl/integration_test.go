@@ -31,8 +31,7 @@ func newlinkRequests(msgs []netlink.Message) []netlink.Message {
 // ackErrno is the kernel's answer to req in a capture.
 func ackErrno(msgs []netlink.Message, req netlink.Message) (unix.Errno, bool) {
 	for _, m := range msgs {
-		if m.Header.Type == netlink.Error && m.Header.Sequence == req.Header.Sequence &&
-			m.Header.PID == req.Header.PID && len(m.Data) >= 4 {
+		if m.Header.Type == netlink.Error && m.Header.Sequence == req.Header.Sequence && len(m.Data) >= 4 {
 			return unix.Errno(-int32(binary.NativeEndian.Uint32(m.Data))), true
 		}
 	}

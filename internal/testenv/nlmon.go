@@ -50,6 +50,12 @@ func CaptureNetlink(t testing.TB, proto int, fn func()) []netlink.Message {
 	for {
 		n, from, err := unix.Recvfrom(fd, buf, 0)
 		if errors.Is(err, unix.EAGAIN) {
+			// The tap's packets pass nlmon's transmit path, which a
+			// qdisc may finish in a softirq: wait for stragglers.
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			if k, err := unix.Poll(pfd, 200); k > 0 || errors.Is(err, unix.EINTR) {
+				continue
+			}
 			break
 		}
 		if err != nil {
