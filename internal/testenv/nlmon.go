@@ -20,7 +20,9 @@ var nlmonSeq atomic.Uint32
 // either way, while fn runs: it creates an nlmon device (the kernel's
 // netlink tap; module nlmon), reads its packets from an AF_PACKET socket
 // and deletes it at once. Each packet is one datagram, split here into its
-// messages. For comparing the requests iproute2 sends with ours.
+// messages. For comparing the requests iproute2 sends with ours. The
+// kernel taps only some protocols (netlink_filter_tap: route, generic,
+// netfilter, xfrm, sock_diag, ... but not NETLINK_RDMA): see StraceNetlink.
 func CaptureNetlink(t testing.TB, proto int, fn func()) []netlink.Message {
 	t.Helper()
 	ip := Oracle(t, "ip")
@@ -33,7 +35,10 @@ func CaptureNetlink(t testing.TB, proto int, fn func()) []netlink.Message {
 		t.Fatal(err)
 	}
 	all := htons(unix.ETH_P_ALL)
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, int(all))
+	// SOCK_RAW: the packet from its mac header, which is where nlmon's
+	// (headerless) packets start; SOCK_DGRAM strips an offset that is
+	// meaningless for them and cut the first messages' headers.
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, int(all))
 	if err != nil {
 		t.Fatalf("AF_PACKET socket: %v", err)
 	}
