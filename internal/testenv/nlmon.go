@@ -23,6 +23,9 @@ var nlmonSeq atomic.Uint32
 // messages. For comparing the requests iproute2 sends with ours. The
 // kernel taps only some protocols (netlink_filter_tap: route, generic,
 // netfilter, xfrm, sock_diag, ... but not NETLINK_RDMA): see StraceNetlink.
+// Trust the headers more than the payloads: in the guest, a request the
+// kernel refused was read back with its payload overwritten by the
+// acknowledgement. StraceNetlink is the oracle for bytes.
 func CaptureNetlink(t testing.TB, proto int, fn func()) []netlink.Message {
 	t.Helper()
 	ip := Oracle(t, "ip")
