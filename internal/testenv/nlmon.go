@@ -85,8 +85,12 @@ func splitNetlink(t testing.TB, b []byte) []netlink.Message {
 		if l < 16 || l > len(b) {
 			t.Fatalf("captured netlink message of length %d in %d bytes", l, len(b))
 		}
+		// The last attribute's padding may be outside nlmsg_len; the
+		// parser wants an aligned buffer.
+		mb := make([]byte, (l+3)&^3)
+		copy(mb, b[:l])
 		var m netlink.Message
-		if err := m.UnmarshalBinary(b[:l]); err != nil {
+		if err := m.UnmarshalBinary(mb); err != nil {
 			t.Fatalf("captured netlink message: %v", err)
 		}
 		out = append(out, m)
