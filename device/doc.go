@@ -37,6 +37,16 @@
 // network namespace of another user namespace) every call asks the kernel
 // for everything.
 //
+// Watch streams the same snapshots as they change, each with what changed
+// since the one before (added, removed, renamed, port state, netdev);
+// WatchNetNS and ListNetNS do the same for another network namespace,
+// named by a descriptor or a path, without moving the caller's thread.
+// MoveToNetNS and ReturnFromNetNS move a device into a namespace and back
+// (a CNI plugin's ADD and DEL), safe to repeat; LocateNetNS finds where a
+// device is. SetVFNodeGUID and SetVFPortGUID set an SR-IOV VF's
+// InfiniBand GUIDs over rtnetlink. docs/kubernetes-netns.md has the
+// details.
+//
 // Package rdma's GetDevices (librdmacm's device list) is built on the
 // same snapshot: the process keeps one RDMA netlink socket and one uevent
 // socket for both.

@@ -25,10 +25,11 @@ func Dial() (*Client, error) { return dial(nil) }
 
 // DialNetNS opens a NETLINK_RDMA socket in the network namespace that the
 // open file nsfd refers to (a /proc/PID/ns/net or /run/netns/NAME file),
-// without moving the calling thread.
+// without moving the calling thread. A closed nsfd gives an error matching
+// unix.EBADF, a file that is not a network namespace ErrNotNetNS.
 func DialNetNS(nsfd int) (*Client, error) {
-	if nsfd < 0 {
-		return nil, &Error{Op: "dial", Err: fmt.Errorf("negative netns file descriptor: %w", unix.EBADF)}
+	if err := checkNetnsFD("dial", nsfd); err != nil {
+		return nil, err
 	}
 	return dial(&netlink.Config{NetNS: nsfd})
 }

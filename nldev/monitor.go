@@ -62,9 +62,21 @@ type Monitor struct {
 // DialMonitor subscribes to the monitor events of the caller's network
 // namespace. On kernels without RDMA monitoring the error matches
 // ErrNotSupported and names the release that brings it.
-func DialMonitor() (*Monitor, error) {
+func DialMonitor() (*Monitor, error) { return dialMonitor(nil) }
+
+// DialMonitorNetNS subscribes to the monitor events of the network
+// namespace that the open file nsfd refers to, without moving the calling
+// thread. In exclusive netns mode it sees only that namespace's devices.
+func DialMonitorNetNS(nsfd int) (*Monitor, error) {
+	if err := checkNetnsFD("monitor", nsfd); err != nil {
+		return nil, err
+	}
+	return dialMonitor(&netlink.Config{NetNS: nsfd})
+}
+
+func dialMonitor(cfg *netlink.Config) (*Monitor, error) {
 	const op = "monitor"
-	c, err := Dial()
+	c, err := dial(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +88,11 @@ func DialMonitor() (*Monitor, error) {
 	if sys.Monitor == nil || !*sys.Monitor {
 		return nil, &Error{Op: op, Err: fmt.Errorf("RDMA monitoring needs Linux 6.12: %w", ErrNotSupported)}
 	}
-	conn, err := netlink.Dial(unix.NETLINK_RDMA, &netlink.Config{Groups: 1 << (nlabi.RDMA_NL_GROUP_NOTIFY - 1)})
+	mc := netlink.Config{Groups: 1 << (nlabi.RDMA_NL_GROUP_NOTIFY - 1)}
+	if cfg != nil {
+		mc.NetNS = cfg.NetNS
+	}
+	conn, err := netlink.Dial(unix.NETLINK_RDMA, &mc)
 	if err != nil {
 		return nil, wrap(op, err)
 	}

@@ -36,7 +36,13 @@ func (c *Client) SetAdaptiveModeration(dev uint32, on bool) error {
 
 // SetNetnsFD moves the device with index dev into the network namespace
 // that the open file nsfd refers to (RDMA_NLDEV_NET_NS_FD; needs
-// CAP_NET_ADMIN and exclusive netns mode).
+// CAP_NET_ADMIN and exclusive netns mode). The kernel resolves nsfd in
+// this process's file table, and takes the device out of the network
+// namespace of the calling thread: to move a device out of another
+// namespace, call it from a thread inside that one (device.ReturnFromNetNS
+// does). A refusal matches ErrSharedMode, ErrDriverCannotMove or ErrBusy;
+// a closed nsfd, or one that is not a network namespace, is refused
+// before anything is sent (unix.EBADF, ErrNotNetNS).
 func (c *Client) SetNetnsFD(dev uint32, nsfd int) error {
 	return c.setNetns(fmt.Sprintf("move device %d to netns fd %d", dev, nsfd), dev, nsfd)
 }
@@ -60,10 +66,11 @@ func (c *Client) SetNetns(dev uint32, ns string) error {
 }
 
 func (c *Client) setNetns(op string, dev uint32, fd int) error {
-	if fd < 0 {
-		return invalid(op, "negative file descriptor")
+	if err := checkNetnsFD(op, fd); err != nil {
+		return err
 	}
-	return c.set(op, dev, func(ae *netlink.AttributeEncoder) { ae.Uint32(nlabi.RDMA_NLDEV_NET_NS_FD, uint32(fd)) })
+	err := c.set(op, dev, func(ae *netlink.AttributeEncoder) { ae.Uint32(nlabi.RDMA_NLDEV_NET_NS_FD, uint32(fd)) })
+	return c.explainMove(err)
 }
 
 // netnsPath maps iproute2's NETNS argument to a namespace file.

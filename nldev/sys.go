@@ -67,16 +67,17 @@ func (c *Client) System() (System, error) {
 }
 
 // SetNetnsMode switches between shared and exclusive network-namespace
-// mode (needs CAP_NET_ADMIN; the kernel refuses exclusive mode with EBUSY
-// while other network namespaces exist).
+// mode (needs CAP_NET_ADMIN). Setting the mode in force changes nothing
+// and succeeds; a change while other network namespaces exist is refused
+// with an error matching ErrBusy and unix.EBUSY.
 func (c *Client) SetNetnsMode(m NetnsMode) error {
 	op := "set netns mode " + m.String()
 	if m > NetnsShared {
 		return invalid(op, fmt.Sprintf("unknown netns mode %d", uint8(m)))
 	}
-	return c.do(request{op: op, cmd: nlabi.RDMA_NLDEV_CMD_SYS_SET, attrs: func(ae *netlink.AttributeEncoder) {
+	return explainBusy(c.do(request{op: op, cmd: nlabi.RDMA_NLDEV_CMD_SYS_SET, attrs: func(ae *netlink.AttributeEncoder) {
 		ae.Uint8(nlabi.RDMA_NLDEV_SYS_ATTR_NETNS_MODE, uint8(m))
-	}})
+	}}))
 }
 
 // SetPrivilegedQKey turns privileged Q_Key mode on or off (Linux 6.7 and

@@ -28,7 +28,11 @@ import (
 // netdevice notifiers through which rxe and siw set their port state
 // (__dev_notify_flags), so the message can be read before the state has
 // changed; a carrier change is sent after them (netdev_state_change).
-const settle = 250 * time.Millisecond
+const settle = Settle
+
+// Settle is settle, for the watchers of package device, which read the
+// ports once more as long after a netdev event.
+const Settle = 250 * time.Millisecond
 
 // Cache keeps the last snapshot of one network namespace and the event
 // sockets that tell when it is stale. Without them (uevents are delivered

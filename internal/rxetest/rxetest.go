@@ -107,9 +107,10 @@ func ExclusiveNetns(t testing.TB, name string) (ip string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SetNetnsMode(nldev.NetnsExclusive); err != nil {
-		t.Fatalf("exclusive mode: %v", err)
-	}
+	// A namespace deleted by an earlier test counts until the kernel has
+	// torn it down (cleanup_net runs later): wait out its EBUSY.
+	testenv.Eventually(t, 10*time.Second, "exclusive mode", func(err error) bool { return errors.Is(err, unix.EBUSY) },
+		func() error { return c.SetNetnsMode(nldev.NetnsExclusive) })
 	t.Cleanup(func() {
 		testenv.Eventually(t, 10*time.Second, "restore netns mode", func(err error) bool { return errors.Is(err, unix.EBUSY) },
 			func() error { return c.SetNetnsMode(sys.NetnsMode) })

@@ -38,6 +38,9 @@ var guestModules = []guestModule{
 	{"ib_umad", false, ""},
 	{"veth", true, ""},
 	{"dummy", false, ""},
+	// nlmon, the netlink tap through which tests capture the requests
+	// iproute2 sends (testenv.CaptureNetlink).
+	{"nlmon", false, ""},
 	// netem, for the fault injection of wire tests (tc qdisc ... netem).
 	{"sch_netem", false, ""},
 	// The uppers device's tests stack on a port's netdev (ip link add

@@ -28,6 +28,7 @@ var debPackages = []string{
 	"util-linux",             // setpriv, to run commands without CAP_NET_ADMIN
 	"python3",                // ctypes, to time librdmacm itself in benchmarks
 	"iproute2",               // ip and rdma, used to set the guest up
+	"strace",                 // reads the RDMA netlink requests iproute2 sends, which nlmon cannot tap
 	"rdma-core",              // the rest is for differential checks in the guest
 	"ibverbs-utils",
 	"ibverbs-providers",
