@@ -44,7 +44,7 @@
 // MoveToNetNS and ReturnFromNetNS move a device into a namespace and back
 // (a CNI plugin's ADD and DEL), safe to repeat; LocateNetNS finds where a
 // device is. SetVFNodeGUID and SetVFPortGUID set an SR-IOV VF's
-// InfiniBand GUIDs over rtnetlink. docs/kubernetes-netns.md has the
+// InfiniBand GUIDs over rtnetlink. docs/kubernetes.md has the
 // details.
 //
 // Package rdma's GetDevices (librdmacm's device list) is built on the
