@@ -165,8 +165,7 @@ func (c *Context) getContextIoctl(drvIn, drvOut []byte) error {
 func (c *Context) getContextWrite(drvIn, drvOut []byte) error {
 	var resp abi.GetContextResp
 	req := abi.GetContext{}
-	err := c.k.write(&abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_GET_CONTEXT,
-		Req: kabi.Bytes(&req), DriverIn: drvIn, Resp: kabi.Bytes(&resp), DriverOut: drvOut})
+	err := c.k.write(abi.CmdGetContext.Build(&req, &resp, drvIn, drvOut))
 	if err != nil {
 		return wrap(c.dev.Name, "get context", err)
 	}
