@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/internal/nlconn"
 	"github.com/rdmastack/rdmastack/internal/sysfs"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
@@ -63,12 +64,11 @@ func openRdmaCM() (int, string, error) {
 const sysfsRdmaCM = "/sys/class/misc/rdma_cm/abi_version"
 
 func netlinkRdmaCM() (string, uint64, error) {
-	c, err := nldev.Dial()
-	if err != nil {
-		return "", 0, err
-	}
-	defer c.Close()
-	ch, err := c.RdmaCMChardev()
+	var ch nldev.Chardev
+	err := nlconn.Do(func(c *nldev.Client) (err error) {
+		ch, err = c.RdmaCMChardev()
+		return err
+	})
 	if err != nil {
 		return "", 0, err
 	}

@@ -56,7 +56,7 @@ func openDevice(dev uverbs.Device) (*Device, error) {
 		ctx.Close()
 		return nil, err
 	}
-	d := &Device{name: dev.Name, index: int64(dev.Index), node: dev.Uverbs, ctx: ctx, close: ctxshare.Share(ctx), attr: *attr}
+	d := &Device{name: dev.Name, index: int64(dev.Index), node: dev.Uverbs, ctx: ctx, close: uverbs.Share(ctx, ctxshare.Key{}), attr: *attr}
 	for p := 1; p <= int(attr.PhysPortCount); p++ {
 		pa, err := ctx.QueryPort(p)
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"net"
 
 	"github.com/rdmastack/rdmastack/ib"
-	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -86,8 +85,7 @@ func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 	req := abi.CreateAh{PdHandle: pd.handle, Attr: attr.abi()}
 	var resp abi.CreateAhResp
 	drv := make([]byte, c.prov.udata().createAHOut)
-	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_AH,
-		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
+	if err := c.write(op, abi.CmdCreateAh.Build(&req, &resp, nil, drv)); err != nil {
 		return nil, err
 	}
 	ah := &AH{object: object{ctx: c, handle: resp.AhHandle, kind: "ah"}, driver: drv, mac: c.prov.ahMAC(drv)}
@@ -99,6 +97,6 @@ func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 func (ah *AH) Close() error {
 	return ah.destroy(func() error {
 		req := abi.DestroyAh{AhHandle: ah.handle}
-		return ah.ctx.write(fmt.Sprintf("destroy ah %d", ah.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_AH, Req: kabi.Bytes(&req)})
+		return ah.ctx.write(fmt.Sprintf("destroy ah %d", ah.handle), abi.CmdDestroyAh.Build(&req, nil))
 	})
 }

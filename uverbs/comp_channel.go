@@ -39,8 +39,7 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	const op = "create comp channel"
 	var req abi.CreateCompChannel
 	var resp abi.CreateCompChannelResp
-	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL,
-		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)}); err != nil {
+	if err := c.write(op, abi.CmdCreateCompChannel.Build(&req, &resp, nil, nil)); err != nil {
 		return nil, err
 	}
 	fd, err := waitfd.New(int(int32(resp.FD)), "uverbs-comp-channel:"+c.dev.Name)

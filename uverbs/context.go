@@ -29,7 +29,7 @@ type Context struct {
 	k       kernel
 	prov    provider // the driver's, chosen when the context opens (provider.go)
 	closed  bool
-	shared  atomic.Bool // Close refuses: see ErrShared and internal/ctxshare
+	shared  atomic.Bool // Close refuses: see ErrShared and Share
 
 	// ioctlOK: the kernel has the ioctl framework; invokeWrite: it runs
 	// write() commands through it (UVERBS_METHOD_INVOKE_WRITE).
@@ -165,8 +165,7 @@ func (c *Context) getContextIoctl(drvIn, drvOut []byte) error {
 func (c *Context) getContextWrite(drvIn, drvOut []byte) error {
 	var resp abi.GetContextResp
 	req := abi.GetContext{}
-	err := c.k.write(&abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_GET_CONTEXT,
-		Req: kabi.Bytes(&req), DriverIn: drvIn, Resp: kabi.Bytes(&resp), DriverOut: drvOut})
+	err := c.k.write(abi.CmdGetContext.Build(&req, &resp, drvIn, drvOut))
 	if err != nil {
 		return wrap(c.dev.Name, "get context", err)
 	}
@@ -265,12 +264,13 @@ func (c *Context) Close() error {
 	return c.close()
 }
 
-func init() {
-	ctxshare.Share = func(ctx any) func() error {
-		c := ctx.(*Context)
-		c.shared.Store(true)
-		return c.close
-	}
+// Share marks c shared and returns the function that closes it: from
+// then on c's Close refuses with ErrShared. It is for package rdma, whose
+// device cache hands one context to every user of a device (see
+// internal/ctxshare); the key keeps other callers out.
+func Share(c *Context, _ ctxshare.Key) (close func() error) {
+	c.shared.Store(true)
+	return c.close
 }
 
 // close is Close, also for a shared context.

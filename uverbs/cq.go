@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -58,8 +57,7 @@ func (c *Context) CreateCQ(attr CQAttr) (*CQ, error) {
 	var resp abi.CreateCqResp
 	cq.driver = d.out
 	create := func() error {
-		return c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_CQ,
-			Req: kabi.Bytes(&req), DriverIn: d.in, Resp: kabi.Bytes(&resp), DriverOut: d.out})
+		return c.write(op, abi.CmdCreateCq.Build(&req, &resp, d.in, d.out))
 	}
 	if ch := attr.CompChannel; ch != nil {
 		// The channel's fd stays open (its number not reused) until the
@@ -134,8 +132,7 @@ func (cq *CQ) Close() error {
 	return cq.destroyAndRelease(quietly(cq.ops, func() error {
 		req := abi.DestroyCq{CqHandle: cq.handle}
 		var resp abi.DestroyCqResp
-		err := cq.ctx.write(fmt.Sprintf("destroy cq %d", cq.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_CQ,
-			Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)})
+		err := cq.ctx.write(fmt.Sprintf("destroy cq %d", cq.handle), abi.CmdDestroyCq.Build(&req, &resp, nil, nil))
 		if err == nil {
 			cq.ctx.unregister(cq.userHandle)
 		}

@@ -3,7 +3,6 @@ package uverbs
 import (
 	"fmt"
 
-	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -35,8 +34,7 @@ func (cq *CQ) Resize(cqe int) error {
 	req := abi.ResizeCq{CqHandle: cq.handle, Cqe: uint32(cqe)}
 	var resp abi.ResizeCqResp
 	drv := make([]byte, c.prov.udata().resizeCQOut)
-	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_RESIZE_CQ,
-		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
+	if err := c.write(op, abi.CmdResizeCq.Build(&req, &resp, nil, drv)); err != nil {
 		return err
 	}
 	cq.cqe = int(resp.Cqe)

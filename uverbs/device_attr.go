@@ -6,7 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
-	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -142,16 +141,14 @@ func (c *Context) QueryDevice() (*DeviceAttr, error) {
 	const op = "query device"
 	var req abi.ExQueryDevice
 	var resp abi.ExQueryDeviceResp
-	err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_EX_CMD_QUERY_DEVICE | abi.IB_USER_VERBS_CMD_FLAG_EXTENDED,
-		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)})
+	err := c.write(op, abi.CmdExQueryDevice.Build(&req, &resp, nil, nil))
 	if err != nil {
 		if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOSYS) {
 			return nil, err
 		}
 		resp = abi.ExQueryDeviceResp{}
 		base := abi.QueryDevice{}
-		if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_DEVICE,
-			Req: kabi.Bytes(&base), Resp: kabi.Bytes(&resp.Base)}); err != nil {
+		if err := c.write(op, abi.CmdQueryDevice.Build(&base, &resp.Base, nil, nil)); err != nil {
 			return nil, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/internal/nlconn"
 	"github.com/rdmastack/rdmastack/nldev"
 )
 
@@ -61,25 +62,25 @@ var (
 
 // DeviceByName returns the device called name in the caller's network
 // namespace, asking RDMA netlink (GET, then GET_CHARDEV "uverbs"; Linux
-// 5.3+), with an error matching os.ErrNotExist when there is none or it
-// has no uverbs char device. To list devices, use package device.
+// 5.3+, on the process's one RDMA netlink socket), with an error matching
+// os.ErrNotExist when there is none or it has no uverbs char device. To
+// list devices, use package device.
 func DeviceByName(name string) (Device, error) {
 	const op = "find device"
-	c, err := nldev.Dial()
-	if err != nil {
-		return Device{}, wrap(name, op, err)
-	}
-	defer c.Close()
-	nd, err := c.DeviceByName(name)
-	if err != nil {
-		return Device{}, wrap(name, op, err)
-	}
-	ch, err := c.UverbsChardev(nd.Index)
-	if err != nil {
+	var nd nldev.Device
+	var ch nldev.Chardev
+	err := nlconn.Do(func(c *nldev.Client) (err error) {
+		if nd, err = c.DeviceByName(name); err != nil {
+			return err
+		}
+		ch, err = c.UverbsChardev(nd.Index)
 		if errors.Is(err, unix.EOPNOTSUPP) {
 			// The kernel's answer for a device without a uverbs client.
 			err = fmt.Errorf("no uverbs char device (%w): %w", err, os.ErrNotExist)
 		}
+		return err
+	})
+	if err != nil {
 		return Device{}, wrap(name, op, err)
 	}
 	return NewDevice(nd, &ch), nil
@@ -102,13 +103,13 @@ func (d Device) gone() bool {
 	return d.Uverbs != "" && ch.Name != d.Uverbs
 }
 
-// uverbsChardev asks RDMA netlink for the uverbs char device of the
-// device with index; tests replace it.
-var uverbsChardev = func(index uint32) (nldev.Chardev, error) {
-	c, err := nldev.Dial()
-	if err != nil {
-		return nldev.Chardev{}, err
-	}
-	defer c.Close()
-	return c.UverbsChardev(index)
+// uverbsChardev asks RDMA netlink, on the process's one socket
+// (internal/nlconn), for the uverbs char device of the device with index;
+// tests replace it.
+var uverbsChardev = func(index uint32) (ch nldev.Chardev, err error) {
+	err = nlconn.Do(func(c *nldev.Client) error {
+		ch, err = c.UverbsChardev(index)
+		return err
+	})
+	return ch, err
 }

@@ -20,8 +20,7 @@ func TestIntegrationUverbsCaptureFixtures(t *testing.T) {
 	c := openForTest(t, d, InterfaceAuto)
 	var dev abi.ExQueryDeviceResp
 	var req abi.ExQueryDevice
-	if err := c.write("query device", &abi.WriteCmd{Command: abi.IB_USER_VERBS_EX_CMD_QUERY_DEVICE | abi.IB_USER_VERBS_CMD_FLAG_EXTENDED,
-		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&dev)}); err != nil {
+	if err := c.write("query device", abi.CmdExQueryDevice.Build(&req, &dev, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	var port abi.QueryPortRespEx

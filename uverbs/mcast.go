@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/rdmastack/rdmastack/ib"
-	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -14,17 +13,17 @@ import (
 func (qp *QP) AttachMcast(gid ib.GID, lid uint16) error {
 	op := fmt.Sprintf("attach qp %d to %v", qp.num, gid)
 	req := abi.AttachMcast{Gid: gid, QpHandle: qp.handle, Mlid: lid}
-	return qp.mcast(op, abi.IB_USER_VERBS_CMD_ATTACH_MCAST, kabi.Bytes(&req))
+	return qp.mcast(op, abi.CmdAttachMcast.Build(&req, nil))
 }
 
 // DetachMcast detaches the QP from the group (ibv_detach_mcast).
 func (qp *QP) DetachMcast(gid ib.GID, lid uint16) error {
 	op := fmt.Sprintf("detach qp %d from %v", qp.num, gid)
 	req := abi.DetachMcast{Gid: gid, QpHandle: qp.handle, Mlid: lid}
-	return qp.mcast(op, abi.IB_USER_VERBS_CMD_DETACH_MCAST, kabi.Bytes(&req))
+	return qp.mcast(op, abi.CmdDetachMcast.Build(&req, nil))
 }
 
-func (qp *QP) mcast(op string, cmd uint32, req []byte) error {
+func (qp *QP) mcast(op string, w *abi.WriteCmd) error {
 	if qp.typ != ib.QPTypeUD {
 		return invalid(qp.ctx.dev.Name, op, "only UD QPs join multicast groups")
 	}
@@ -33,5 +32,5 @@ func (qp *QP) mcast(op string, cmd uint32, req []byte) error {
 		return err
 	}
 	defer done()
-	return qp.ctx.write(op, &abi.WriteCmd{Command: cmd, Req: req})
+	return qp.ctx.write(op, w)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -57,8 +56,7 @@ func (pd *PD) RegMR(buf []byte, access Access) (*MR, error) {
 	req := abi.RegMr{Start: uint64(addr), Length: uint64(len(buf)), HcaVa: uint64(addr), PdHandle: pd.handle, AccessFlags: uint32(access)}
 	var resp abi.RegMrResp
 	drv := c.prov.udata()
-	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_REG_MR, Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp),
-		DriverIn: drv.regMRIn, DriverOut: make([]byte, drv.regMROut)}); err != nil {
+	if err := c.write(op, abi.CmdRegMr.Build(&req, &resp, drv.regMRIn, make([]byte, drv.regMROut))); err != nil {
 		return nil, err
 	}
 	return &MR{object: object{ctx: c, handle: resp.MrHandle, kind: "mr"}, pd: pd, addr: addr, length: len(buf), lkey: resp.Lkey, rkey: resp.Rkey}, nil
@@ -81,6 +79,6 @@ func (mr *MR) Len() int { return mr.length }
 func (mr *MR) Close() error {
 	return mr.destroy(func() error {
 		req := abi.DeregMr{MrHandle: mr.handle}
-		return mr.ctx.write(fmt.Sprintf("dereg mr %d", mr.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DEREG_MR, Req: kabi.Bytes(&req)})
+		return mr.ctx.write(fmt.Sprintf("dereg mr %d", mr.handle), abi.CmdDeregMr.Build(&req, nil))
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -72,7 +71,7 @@ func (mr *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) error {
 		req.AccessFlags = uint32(access)
 	}
 	var resp abi.ReregMrResp
-	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_REREG_MR, Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)}); err != nil {
+	if err := c.write(op, abi.CmdReregMr.Build(&req, &resp, nil, nil)); err != nil {
 		return err
 	}
 	mr.lkey, mr.rkey = resp.Lkey, resp.Rkey

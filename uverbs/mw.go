@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -59,8 +58,7 @@ func (pd *PD) AllocMW(typ MWType) (*MW, error) {
 	defer done()
 	req := abi.AllocMw{PdHandle: pd.handle, MwType: uint8(typ)}
 	var resp abi.AllocMwResp
-	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_ALLOC_MW,
-		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)}); err != nil {
+	if err := c.write(op, abi.CmdAllocMw.Build(&req, &resp, nil, nil)); err != nil {
 		return nil, err
 	}
 	mw := &MW{object: object{ctx: c, handle: resp.MwHandle, kind: "mw", id: resp.MwHandle}, typ: typ}
@@ -90,8 +88,7 @@ func (mw *MW) NextRKey() uint32 {
 func (mw *MW) Close() error {
 	return mw.destroy(func() error {
 		req := abi.DeallocMw{MwHandle: mw.handle}
-		return mw.ctx.write(fmt.Sprintf("dealloc mw %d", mw.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DEALLOC_MW,
-			Req: kabi.Bytes(&req)})
+		return mw.ctx.write(fmt.Sprintf("dealloc mw %d", mw.handle), abi.CmdDeallocMw.Build(&req, nil))
 	})
 }
 

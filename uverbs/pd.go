@@ -19,8 +19,7 @@ func (c *Context) AllocPD() (*PD, error) {
 	var req abi.AllocPd
 	var resp abi.AllocPdResp
 	drv := make([]byte, c.prov.udata().allocPDOut)
-	if err := c.write("alloc pd", &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_ALLOC_PD,
-		Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp), DriverOut: drv}); err != nil {
+	if err := c.write("alloc pd", abi.CmdAllocPd.Build(&req, &resp, nil, drv)); err != nil {
 		return nil, err
 	}
 	pd := &PD{object: object{ctx: c, handle: resp.PdHandle, kind: "pd"}}
@@ -44,6 +43,6 @@ func (pd *PD) Context() *Context { return pd.ctx }
 func (pd *PD) Close() error {
 	return pd.destroy(func() error {
 		req := abi.DeallocPd{PdHandle: pd.handle}
-		return pd.ctx.write(fmt.Sprintf("dealloc pd %d", pd.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DEALLOC_PD, Req: kabi.Bytes(&req)})
+		return pd.ctx.write(fmt.Sprintf("dealloc pd %d", pd.handle), abi.CmdDeallocPd.Build(&req, nil))
 	})
 }

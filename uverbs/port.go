@@ -146,8 +146,7 @@ func (c *Context) QueryPort(port int) (*PortAttr, error) {
 		}
 	} else {
 		req := abi.QueryPort{PortNum: uint8(port)}
-		if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_PORT,
-			Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp.LegacyResp)}); err != nil {
+		if err := c.write(op, abi.CmdQueryPort.Build(&req, &resp.LegacyResp, nil, nil)); err != nil {
 			return nil, err
 		}
 	}

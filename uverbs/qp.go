@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/rdmastack/rdmastack/ib"
-	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -92,8 +91,7 @@ func (pd *PD) CreateQP(init QPInit) (*QP, error) {
 	if err != nil {
 		return nil, wrap(c.dev.Name, op, err)
 	}
-	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_QP,
-		Req: kabi.Bytes(&req), DriverIn: d.in, Resp: kabi.Bytes(&resp), DriverOut: d.out}); err != nil {
+	if err := c.write(op, abi.CmdCreateQp.Build(&req, &resp, d.in, d.out)); err != nil {
 		d.failed()
 		return nil, err
 	}
@@ -198,7 +196,7 @@ func (qp *QP) Modify(attr *QPAttr, mask QPAttrMask) error {
 		MaxRdAtomic: attr.MaxRdAtomic, MaxDestRdAtomic: attr.MaxDestRdAtomic, MinRnrTimer: attr.MinRNRTimer,
 		PortNum: attr.Port, Timeout: attr.Timeout, RetryCnt: attr.RetryCnt, RnrRetry: attr.RNRRetry,
 		AltPortNum: attr.AltPort, AltTimeout: attr.AltTimeout}
-	return qp.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_MODIFY_QP, Req: kabi.Bytes(&req)})
+	return qp.ctx.write(op, abi.CmdModifyQp.Build(&req, nil))
 }
 
 // Query returns the QP's attributes; mask says which the caller needs
@@ -212,7 +210,7 @@ func (qp *QP) Query(mask QPAttrMask) (*QPAttr, error) {
 	defer done()
 	req := abi.QueryQp{QpHandle: qp.handle, AttrMask: uint32(mask)}
 	var r abi.QueryQpResp
-	if err := qp.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_QP, Req: kabi.Bytes(&req), Resp: kabi.Bytes(&r)}); err != nil {
+	if err := qp.ctx.write(op, abi.CmdQueryQp.Build(&req, &r, nil, nil)); err != nil {
 		return nil, err
 	}
 	return decodeQPAttr(&r), nil
@@ -236,8 +234,7 @@ func (qp *QP) Close() error {
 	return qp.destroyAndRelease(quietly(qp.ops, func() error {
 		req := abi.DestroyQp{QpHandle: qp.handle}
 		var resp abi.DestroyQpResp
-		err := qp.ctx.write(fmt.Sprintf("destroy qp %d", qp.num), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_QP,
-			Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)})
+		err := qp.ctx.write(fmt.Sprintf("destroy qp %d", qp.num), abi.CmdDestroyQp.Build(&req, &resp, nil, nil))
 		if err == nil {
 			qp.ctx.unregister(qp.userHandle)
 		}

@@ -12,11 +12,11 @@ import (
 )
 
 // TestSharedClose: Close on a shared context is refused with ErrShared
-// and changes nothing; the function ctxshare.Share returned closes it,
+// and changes nothing; the function Share returned closes it,
 // once.
 func TestSharedClose(t *testing.T) {
 	_, c := fakeRXEContext(t, 1)
-	closeShared := ctxshare.Share(c)
+	closeShared := Share(c, ctxshare.Key{})
 	t.Cleanup(func() { closeShared() })
 	err := c.Close()
 	if !errors.Is(err, ErrShared) || !errors.Is(err, unix.EBUSY) || !strings.Contains(err.Error(), "rxe0: close") {

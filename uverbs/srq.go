@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rdmastack/rdmastack/internal/kabi"
-
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 
@@ -50,8 +48,7 @@ func (pd *PD) CreateSRQ(attr SRQAttr) (*SRQ, error) {
 	if err != nil {
 		return nil, wrap(c.dev.Name, op, err)
 	}
-	if err := c.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_CREATE_SRQ,
-		Req: kabi.Bytes(&req), DriverIn: d.in, Resp: kabi.Bytes(&resp), DriverOut: d.out}); err != nil {
+	if err := c.write(op, abi.CmdCreateSrq.Build(&req, &resp, d.in, d.out)); err != nil {
 		d.failed()
 		return nil, err
 	}
@@ -98,7 +95,7 @@ func (s *SRQ) Query() (SRQAttr, error) {
 func (s *SRQ) query(op string) (SRQAttr, error) {
 	req := abi.QuerySrq{SrqHandle: s.handle}
 	var resp abi.QuerySrqResp
-	if err := s.ctx.write(op, &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_QUERY_SRQ, Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)}); err != nil {
+	if err := s.ctx.write(op, abi.CmdQuerySrq.Build(&req, &resp, nil, nil)); err != nil {
 		return SRQAttr{}, err
 	}
 	return SRQAttr{MaxWR: resp.MaxWr, MaxSGE: resp.MaxSge, SRQLimit: resp.SrqLimit}, nil
@@ -111,8 +108,7 @@ func (s *SRQ) Close() error {
 	return s.destroyAndRelease(func() error {
 		req := abi.DestroySrq{SrqHandle: s.handle}
 		var resp abi.DestroySrqResp
-		err := s.ctx.write(fmt.Sprintf("destroy srq %d", s.handle), &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_DESTROY_SRQ,
-			Req: kabi.Bytes(&req), Resp: kabi.Bytes(&resp)})
+		err := s.ctx.write(fmt.Sprintf("destroy srq %d", s.handle), abi.CmdDestroySrq.Build(&req, &resp, nil, nil))
 		if err == nil {
 			s.ctx.unregister(s.userHandle)
 		}

@@ -44,12 +44,10 @@ func (s *SRQ) Modify(attr SRQAttr, mask SRQAttrMask) error {
 	}
 	defer done()
 	req := abi.ModifySrq{SrqHandle: s.handle, AttrMask: uint32(mask), MaxWr: attr.MaxWR, SrqLimit: attr.SRQLimit}
-	w := &abi.WriteCmd{Command: abi.IB_USER_VERBS_CMD_MODIFY_SRQ, Req: kabi.Bytes(&req)}
 	var pins kabi.Pins
 	defer pins.Unpin()
-	var mi *abi.MmInfo
-	w.DriverIn, mi = c.prov.modifySRQ(&pins)
-	err = c.write(op, w)
+	drvIn, mi := c.prov.modifySRQ(&pins)
+	err = c.write(op, abi.CmdModifySrq.Build(&req, drvIn))
 	if err != nil {
 		return err
 	}

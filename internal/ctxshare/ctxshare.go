@@ -1,13 +1,13 @@
-// Package ctxshare is the one way to close a shared uverbs.Context.
+// Package ctxshare keeps sharing a uverbs.Context the module's business.
 //
 // Package rdma hands one verbs context per device to all of its users
-// (rdma.Device.Context). Its Close must not be theirs: uverbs.Context.Close
-// refuses a shared context with uverbs.ErrShared and changes nothing, and
-// only the function Share returns closes it. Package uverbs sets Share when
-// it is initialised (this package cannot name *uverbs.Context, which
-// imports it); rdma's device cache is its only caller.
+// (rdma.Device.Context). Its Close must not be theirs: rdma opens the
+// context, calls uverbs.Share(ctx, ctxshare.Key{}) and keeps the function
+// it returns, the only way to close the context; uverbs.Context.Close then
+// refuses with uverbs.ErrShared and changes nothing. uverbs.Share is
+// exported so that rdma can call it directly, and takes a Key so that only
+// packages of this module, which alone can import this one, can.
 package ctxshare
 
-// Share marks ctx, a *uverbs.Context, shared and returns the function that
-// closes it. It panics if ctx is anything else.
-var Share func(ctx any) (close func() error)
+// Key is the proof that the caller of uverbs.Share is in this module.
+type Key struct{ _ struct{} }

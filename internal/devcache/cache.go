@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/internal/nlconn"
 	"github.com/rdmastack/rdmastack/internal/nlwatch"
 	"github.com/rdmastack/rdmastack/internal/sysfs"
 	"github.com/rdmastack/rdmastack/internal/uevent"
@@ -40,8 +41,8 @@ const Settle = 250 * time.Millisecond
 // had) every List asks the kernel for everything.
 type Cache struct {
 	mu    sync.Mutex
-	netns uint64 // the namespace (nsfs inode) of the sockets below
-	nl    *nldev.Client
+	netns uint64        // the namespace (nsfs inode) of the sockets below
+	conn  bool          // connect has run since the last reset
 	ev    *uevent.Conn  // RDMA devices and character devices came, went, moved
 	links *nlwatch.Conn // network devices changed (RTMGRP_LINK)
 	last  *Snapshot     // the last inventory; nil: none valid
@@ -93,19 +94,23 @@ func (c *Cache) List(fn func(s *Snapshot, gen uint64)) error {
 }
 
 // connect makes sure the sockets are open in the calling thread's network
-// namespace; those of another namespace are closed first.
+// namespace; those of another namespace are closed first. The RDMA
+// netlink socket is the process's one (internal/nlconn), which follows
+// the namespace by itself; connect dials it first, so that a kernel
+// without RDMA fails here.
 func (c *Cache) connect() error {
-	ns, err := netnsID()
+	ns, err := nlconn.NetNS()
 	if err != nil || ns != c.netns {
 		c.reset()
 		c.netns = ns
 	}
-	if c.nl != nil {
+	if c.conn {
 		return nil
 	}
-	if c.nl, err = nldev.Dial(); err != nil {
+	if err := nlconn.Do(func(*nldev.Client) error { return nil }); err != nil {
 		return err
 	}
+	c.conn = true
 	// Listen before the first inventory, so that nothing between the two
 	// goes unseen.
 	if c.netns != 0 {
@@ -121,7 +126,11 @@ func (c *Cache) connect() error {
 // the snapshot only serves Verbs.
 func (c *Cache) take() error {
 	c.last = nil
-	inv, err := c.nl.Inventory()
+	var inv *nldev.Inventory
+	err := nlconn.Do(func(nl *nldev.Client) (err error) {
+		inv, err = nl.Inventory()
+		return err
+	})
 	if err != nil {
 		c.reset()
 		return err
@@ -146,7 +155,11 @@ func (c *Cache) refreshPorts(now time.Time) error {
 	if len(devs) == 0 {
 		return nil
 	}
-	ports, err := c.nl.PortsOf(devs)
+	var ports [][]nldev.Port
+	err := nlconn.Do(func(nl *nldev.Client) (err error) {
+		ports, err = nl.PortsOf(devs)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -161,25 +174,13 @@ func (c *Cache) refreshPorts(now time.Time) error {
 	return nil
 }
 
-// reset drops the sockets and the last snapshot; the generation goes on
-// counting, so the next snapshot is of a new one.
+// reset drops the event sockets and the last snapshot (internal/nlconn
+// drops the netlink socket on the errors that call for it); the
+// generation goes on counting, so the next snapshot is of a new one.
 func (c *Cache) reset() {
-	if c.nl != nil {
-		c.nl.Close()
-	}
 	c.ev.Close()
 	c.links.Close()
-	c.nl, c.ev, c.links, c.last, c.until = nil, nil, nil, nil, time.Time{}
-}
-
-// netnsID is the calling thread's network namespace (its nsfs inode), 0
-// when /proc cannot tell.
-func netnsID() (uint64, error) {
-	var st unix.Stat_t
-	if err := unix.Stat("/proc/thread-self/ns/net", &st); err != nil {
-		return 0, err
-	}
-	return st.Ino, nil
+	c.conn, c.ev, c.links, c.last, c.until = false, nil, nil, nil, time.Time{}
 }
 
 // Verbs returns the generation of the snapshot of the calling thread's
@@ -205,7 +206,11 @@ func (c *Cache) Verbs(since uint64) (uint64, []uverbs.Device, error) {
 	case c.ev != nil:
 		stale = c.ev.Changed()
 	default:
-		devs, err := c.nl.Devices()
+		var devs []nldev.Device
+		err := nlconn.Do(func(nl *nldev.Client) (err error) {
+			devs, err = nl.Devices()
+			return err
+		})
 		if err != nil {
 			c.reset()
 			return 0, nil, fmt.Errorf("device: list: %w", err)

@@ -9,6 +9,10 @@
 // kabi only: Write's frame and response are a kabi.Msg, and Do pins the
 // ioctl's buffers and attributes with kabi.Pins, for the call.
 //
+// A write() command is built from its typed value (commands.go:
+// CmdCreateCq is a Cmd[CreateCq, CreateCqResp]), never as a WriteCmd
+// literal, so each command goes with the structs the uapi gives it.
+//
 // The uverbs ABI is host-endian and laid out the same on 32- and 64-bit
 // systems; the structs here are copied to and from the kernel as they sit
 // in memory.
