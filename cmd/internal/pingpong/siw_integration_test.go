@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -90,18 +89,19 @@ func TestIntegrationSIWPingpongFails(t *testing.T) {
 			if tc.status == 0 || ts.status == 0 {
 				t.Fatalf("rdma-core's %s worked on siw: server %+v, client %+v", progs[kind], ts, tc)
 			}
-			if kind == SRQ && ts.status == -1 && tc.status == -1 {
-				// rdma-core's srq_pingpong hangs on siw in both roles: ours
-				// ends instead, as its RC pingpong does, and says why.
-				if ous.status != 1 || ouc.status != 1 || !strings.Contains(ous.stderr, "Failed to modify QP[0] to RTS") {
-					t.Errorf("ours on siw: server %+v, client %+v", ous, ouc)
-				}
-				return
-			}
 			for _, c := range []struct {
 				role         string
 				theirs, ours run
 			}{{"server", ts, ous}, {"client", tc, ouc}} {
+				if c.theirs.status == -1 {
+					// rdma-core's srq_pingpong client spins for ever on a
+					// server that hung up (it adds a read's 0 bytes and reads
+					// again): ours ends, and says which record it missed.
+					if c.ours.status != 1 {
+						t.Errorf("%s %s: ours %+v where rdma-core's hangs", progs[kind], c.role, c.ours)
+					}
+					continue
+				}
 				if c.ours.masked() != c.theirs.masked() {
 					t.Errorf("%s %s: ours %+v\nrdma-core's %+v", progs[kind], c.role, c.ours, c.theirs)
 				}
