@@ -28,6 +28,8 @@ func (s *session) bwBi(size uint64) (Report, error) {
 	var totS, totR uint64
 	wc := make([]uverbs.WC, max(c.RxDepth, 1))
 	var wcTx [pollBatch]uverbs.WC
+	var wc1 [1]uverbs.WC
+	cr := r.cred
 	k := clock{time.Now()}
 	dur := newDur(c, k)
 	if c.NoPeak {
@@ -41,7 +43,10 @@ func (s *session) bwBi(size uint64) (Report, error) {
 	for c.DurMode && !dur.ended() || n.totC < tot || totR < tot {
 		for i := range wrs {
 			w := &wrs[i]
-			for !beforeFirstRx && (scnt[i] < iters || c.DurMode) && scnt[i]-n.ccnt[i]+1 <= uint64(c.TxDepth) {
+			for !beforeFirstRx && (scnt[i] < iters || c.DurMode) && scnt[i]+cr.outstanding(i)-n.ccnt[i]+1 <= uint64(c.TxDepth) {
+				if cr.blocked(i, scnt[i], c.RxDepth) {
+					break
+				}
 				if scnt[i]%cqMod == 0 && cqMod > 1 && (c.DurMode || scnt[i] != iters-1) {
 					w.Flags &^= uverbs.SendSignaled
 				}
@@ -86,6 +91,19 @@ func (s *session) bwBi(size uint64) (Report, error) {
 				if err := s.repostRecv(w.ID, rcntQP, posted, iters, dur, &n.counted); err != nil {
 					return Report{}, err
 				}
+				if cr != nil && cr.due(rcntQP[w.ID], c.RxDepth) {
+					// The credit shares the send queue: wait for room
+					// in it, counting sends and credits as they complete.
+					q := w.ID
+					for scnt[q]+cr.out[q] >= uint64(c.TxDepth)+n.ccnt[q] {
+						if err := n.reap(s, wc1[:], t, k, dur, totS, tot); err != nil {
+							return Report{}, err
+						}
+					}
+					if err := cr.post(r.qps[q], int(q), rcntQP[q]); err != nil {
+						return Report{}, fail(fmt.Sprintf("Couldn't post send: qp%d credit=%d\n", r.qps[q].Num(), rcntQP[q]))
+					}
+				}
 			}
 		} else if !c.DurMode && totR < tot && time.Since(last) > aliveTimeout {
 			return Report{}, fail(aliveMsg(totR, tot))
@@ -94,7 +112,11 @@ func (s *session) bwBi(size uint64) (Report, error) {
 			return Report{}, err
 		}
 	}
-	return t.senderReport(c, k, dur, size, n.counted, tot), nil
+	rep := t.senderReport(c, k, dur, size, n.counted, tot)
+	if err := s.cleanCredits(); err != nil {
+		return Report{}, err
+	}
+	return rep, nil
 }
 
 // sum is print_full_bw_report's total of both sides' results.

@@ -132,6 +132,10 @@ func (n *sendCount) reap(s *session, wc []uverbs.WC, t *bwTimes, k clock, dur *d
 		if w.Status != uverbs.WCSuccess {
 			return sendError(w, totS, n.totC)
 		}
+		if w.Opcode == uverbs.WCRDMAWrite && s.r.cred != nil { // a credit (run_iter_bi)
+			s.r.cred.completed(w.ID)
+			continue
+		}
 		n.ccnt[w.ID] += cqMod
 		n.totC += cqMod
 		if s.c.DurMode && dur.sampling() {
@@ -168,6 +172,9 @@ func (s *session) bwClient(size uint64) (Report, error) {
 		for i := range wrs {
 			w := &wrs[i]
 			for (scnt[i] < iters || c.DurMode) && scnt[i]-n.ccnt[i]+1 <= uint64(c.TxDepth) {
+				if r.cred.blocked(i, scnt[i], c.RxDepth) {
+					break
+				}
 				if c.DurMode && dur.ended() {
 					break
 				}
@@ -276,6 +283,11 @@ func (s *session) bwServer(size uint64) (Report, error) {
 				if err := s.repostRecv(w.ID, rcntQP, posted, iters, dur, &counted); err != nil {
 					return Report{}, err
 				}
+				if r.cred != nil {
+					if err := s.grantOnly(int(w.ID), rcntQP[w.ID]); err != nil {
+						return Report{}, err
+					}
+				}
 			}
 		}
 		if rcnt != lastCnt {
@@ -285,11 +297,15 @@ func (s *session) bwServer(size uint64) (Report, error) {
 			return Report{}, fail("")
 		}
 	}
+	end := k.now()
+	if err := s.cleanCredits(); err != nil {
+		return Report{}, err
+	}
 	if c.DurMode {
 		t.posted[0], t.completed[0] = dur.from, dur.to
 		return computeBW(c, t, size, counted), nil
 	}
-	t.completed[0] = k.now()
+	t.completed[0] = end
 	return computeBW(c, t, size, tot), nil
 }
 

@@ -30,6 +30,7 @@ type res struct {
 	qps    []*uverbs.QP
 	ahs    []*ah.AH
 	mirror *ah.Mirror
+	cred   *credits // iWARP's send credits (ib_send_bw), else nil
 
 	cycleBuffer int
 	cacheLine   int
@@ -63,6 +64,9 @@ func (r *res) close() {
 	}
 	if r.mr != nil {
 		r.mr.Close()
+	}
+	if r.cred != nil {
+		r.cred.close()
 	}
 	if r.pd != nil {
 		r.pd.Close()

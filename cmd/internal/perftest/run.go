@@ -391,11 +391,19 @@ func (s *session) reports(my Report) (Report, error) {
 	return r, nil
 }
 
-// sendBW is send_bw.c's main (half duplex).
+// sendBW is send_bw.c's main.
 func (s *session) sendBW() error {
 	c := s.c
+	if s.r.vctx.Device().Transport() == uverbs.TransportIWARP {
+		if err := s.r.allocCredits(s.my); err != nil {
+			return err
+		}
+	}
 	if err := s.hsAll(xchgFailed1); err != nil {
 		return err
+	}
+	if s.r.cred != nil {
+		s.r.cred.setWRs(s.rem)
 	}
 	if err := s.connect(); err != nil {
 		return err
@@ -420,6 +428,7 @@ func (s *session) sendBW() error {
 		if err := s.hs(0, xchgFailed); err != nil {
 			return err
 		}
+		s.r.cred.reset()
 		var rep Report
 		var err error
 		switch {

@@ -58,30 +58,50 @@ func siwPairNoFail(tb testing.TB, e *testenv.SIWEnv, dev uint32, prog string, se
 	return rs, rc
 }
 
-// siwProgs are perftest's RC programs on siw with their message sizes.
+// siwProgs are perftest's RC programs on siw with their message sizes
+// (20 iterations unless iters says), and the bandwidth ones
+// bidirectional (-b). ib_send_bw with 1500 iterations runs at its
+// default RX depth of 512: its credits (every 170 receives and each
+// 512th) wrap the receive queue several times.
 var siwProgs = []struct {
-	prog string
-	size int
+	prog  string
+	size  int
+	bidi  bool
+	iters int
 }{
-	{"ib_send_bw", 65536}, {"ib_write_bw", 65536}, {"ib_read_bw", 65536},
-	{"ib_send_lat", 2}, {"ib_write_lat", 2}, {"ib_read_lat", 2},
+	{"ib_send_bw", 65536, false, 0}, {"ib_write_bw", 65536, false, 0}, {"ib_read_bw", 65536, false, 0},
+	{"ib_send_lat", 2, false, 0}, {"ib_write_lat", 2, false, 0}, {"ib_read_lat", 2, false, 0},
+	{"ib_send_bw", 65536, true, 0}, {"ib_write_bw", 65536, true, 0}, {"ib_read_bw", 65536, true, 0},
+	{"ib_send_bw", 4096, false, 1500}, {"ib_send_bw", 4096, true, 1500},
 }
 
 // TestIntegrationSIWPerftest: on Soft-iWARP, perftest's RC programs over
 // rdma_cm against perftest's in both roles (the server on siw0, the
 // client on siw1 in the peer namespace; ours there as a process), each
-// side's table checked, nothing left on the device.
+// side's table checked, nothing left on the device. ib_send_bw runs
+// with perftest's iWARP send credits (credit.go).
 func TestIntegrationSIWPerftest(t *testing.T) {
 	e, dev := cmtest.SIW(t)
 	for _, tc := range siwProgs {
 		theirs := cmtest.Side{Name: "perftest", Oracle: testenv.Oracle(t, tc.prog)}
 		ours := end{prog: tc.prog}.side(t)
+		name, iters := tc.prog, 20
+		args := []string{}
+		if tc.iters != 0 {
+			iters = tc.iters
+			name += "-n" + strconv.Itoa(iters)
+			args = append(args, "-s", strconv.Itoa(tc.size))
+		}
+		args = append(args, "-n", strconv.Itoa(iters))
+		if tc.bidi {
+			name += "-b"
+			args = append(args, "-b")
+		}
 		for _, roles := range [][2]cmtest.Side{{ours, theirs}, {theirs, cmtest.Self("ours")}} {
-			t.Run(fmt.Sprintf("%s/server=%v", tc.prog, roles[0]), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/server=%v", name, roles[0]), func(t *testing.T) {
 				cmtest.NoCMIDsLeft(t, dev)
 				cmtest.NoQPsLeft(t, dev)
-				const iters = 20
-				rs, rc := siwPair(t, e, dev, tc.prog, roles[0], roles[1], "-n", strconv.Itoa(iters))
+				rs, rc := siwPair(t, e, dev, tc.prog, roles[0], roles[1], args...)
 				checkOutputs(t, tc.prog, true, tc.size, iters, rs.Stdout, rc.Stdout)
 			})
 		}
