@@ -39,7 +39,7 @@ func directives(b []byte, kind string) [][]string {
 // the go command refuses in a module installed so; the exporter is
 // developed against the library beside it through exporter/go.work,
 // whose replace names exactly the library version exporter/go.mod
-// requires.
+// requires, and bench/k8s likewise through bench/k8s/go.work.
 func TestNoReplaceDirectives(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -73,23 +73,40 @@ func TestNoReplaceDirectives(t *testing.T) {
 			t.Errorf("%s has replace directives %v: `go install` refuses a module with one; put it in a go.work", m, r)
 		}
 	}
-	exp, err := os.ReadFile(filepath.Join(root, "exporter", "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	work, err := os.ReadFile(filepath.Join(root, "exporter", "go.work"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lib string
-	for _, r := range directives(exp, "require") {
-		if len(r) >= 2 && r[0] == "github.com/rdmastack/rdmastack" {
-			lib = r[1]
+	// Each nested module that requires the library (the exporter,
+	// bench/k8s) has a go.work beside it whose one replace names that
+	// version by the path up to the repository's root.
+	for _, m := range mods {
+		dir := filepath.Dir(m)
+		if dir == root {
+			continue
 		}
-	}
-	reps := directives(work, "replace")
-	if lib == "" || len(reps) != 1 || len(reps[0]) != 4 || reps[0][0] != "github.com/rdmastack/rdmastack" || reps[0][1] != lib || reps[0][3] != "../" {
-		t.Errorf("exporter/go.mod requires the library at %q; exporter/go.work replaces %v: want that version by ../", lib, reps)
+		b, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lib string
+		for _, r := range directives(b, "require") {
+			if len(r) >= 2 && r[0] == "github.com/rdmastack/rdmastack" {
+				lib = r[1]
+			}
+		}
+		if lib == "" {
+			continue
+		}
+		up, err := filepath.Rel(dir, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		work, err := os.ReadFile(filepath.Join(dir, "go.work"))
+		if err != nil {
+			t.Errorf("%s requires the library at %s and has no go.work to build against the one beside it: %v", m, lib, err)
+			continue
+		}
+		reps := directives(work, "replace")
+		if len(reps) != 1 || len(reps[0]) != 4 || reps[0][0] != "github.com/rdmastack/rdmastack" || reps[0][1] != lib || reps[0][3] != filepath.ToSlash(up)+"/" {
+			t.Errorf("%s requires the library at %q; its go.work replaces %v: want that version by %s/", m, lib, reps, filepath.ToSlash(up))
+		}
 	}
 }
 
