@@ -90,6 +90,24 @@ type quiescer interface {
 	destroyQuiet(destroy func() error) error
 }
 
+// destroyLocked is a provider's destroyQuiet: it runs destroy with the
+// data path's locks held, in order, and marks the data path closed if the
+// object is gone (the provider's release unmaps it). A data path closed
+// already was released with its context, whose close destroyed the
+// kernel's object: nothing is sent.
+func destroyLocked(closed *bool, destroy func() error, locks ...*sync.Mutex) error {
+	for _, l := range locks {
+		l.Lock()
+		defer l.Unlock()
+	}
+	if *closed {
+		return nil
+	}
+	err := destroy()
+	*closed = destroyed(err)
+	return err
+}
+
 // quietly makes destroy run through ops' destroyQuiet when ops is a
 // quiescer.
 func quietly(ops any, destroy func() error) func() error {

@@ -144,12 +144,5 @@ func (x *rxeCQ) releaseLocked() error {
 // destroyQuiet runs the CQ's destroy with no poll or arm in flight, and
 // closes the data path if it succeeded (see quiescer).
 func (x *rxeCQ) destroyQuiet(destroy func() error) error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.closed {
-		return nil // released with its context: the kernel's CQ is gone
-	}
-	err := destroy()
-	x.closed = destroyed(err) // unmapped by release
-	return err
+	return destroyLocked(&x.closed, destroy, &x.mu)
 }

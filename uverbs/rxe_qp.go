@@ -262,17 +262,8 @@ func (x *rxeQP) releaseLocked() error {
 	return err
 }
 
-// destroyQuiet runs the QP's destroy with no post in flight, and closes
-// the data path if it succeeded (see quiescer).
+// destroyQuiet runs the QP's destroy with no post in flight (see
+// quiescer).
 func (x *rxeQP) destroyQuiet(destroy func() error) error {
-	x.sqMu.Lock()
-	defer x.sqMu.Unlock()
-	x.rqMu.Lock()
-	defer x.rqMu.Unlock()
-	if x.closed {
-		return nil // released with its context: the kernel's QP is gone
-	}
-	err := destroy()
-	x.closed = destroyed(err) // unmapped by release
-	return err
+	return destroyLocked(&x.closed, destroy, &x.sqMu, &x.rqMu)
 }

@@ -228,17 +228,7 @@ func (x *siwQP) release() error {
 }
 
 // destroyQuiet runs the QP's destroy with no post in flight (the
-// doorbell names its handle), and closes the data path if it succeeded
-// (see quiescer).
+// doorbell names its handle; see quiescer).
 func (x *siwQP) destroyQuiet(destroy func() error) error {
-	x.sqMu.Lock()
-	defer x.sqMu.Unlock()
-	x.rqMu.Lock()
-	defer x.rqMu.Unlock()
-	if x.closed {
-		return nil // released with its context: the kernel's QP is gone
-	}
-	err := destroy()
-	x.closed = destroyed(err) // unmapped by release
-	return err
+	return destroyLocked(&x.closed, destroy, &x.sqMu, &x.rqMu)
 }

@@ -33,14 +33,7 @@ import (
 //	ib_send_lat -d rxe0 -x 1 -F -e -n 2000 & ib_send_lat -d rxe0 -x 1 -F -e -n 2000 127.0.0.1
 func BenchmarkPerftest(b *testing.B) {
 	testenv.RequireRDMA(b)
-	rounds := 4
-	if s := os.Getenv("PT_ROUNDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 2 || n%2 != 0 {
-			b.Fatalf("PT_ROUNDS=%q: want an even number of at least 2", s)
-		}
-		rounds = n
-	}
+	rounds := ptRounds(b)
 	for _, tg := range []struct {
 		name, prog, unit string
 		args             []string
@@ -106,4 +99,18 @@ func median(v []float64) float64 {
 		return (s[n/2-1] + s[n/2]) / 2
 	}
 	return s[len(s)/2]
+}
+
+// ptRounds is PT_ROUNDS, the benchmarks' number of ABBA rounds (default
+// 4; an even number of at least 2).
+func ptRounds(b *testing.B) int {
+	s := os.Getenv("PT_ROUNDS")
+	if s == "" {
+		return 4
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 2 || n%2 != 0 {
+		b.Fatalf("PT_ROUNDS=%q: want an even number of at least 2", s)
+	}
+	return n
 }

@@ -117,14 +117,7 @@ func TestIntegrationSIWPerftest(t *testing.T) {
 //	go run ./test/vm test -unit=false -race none -wire=false -scale '' -- -test.run XXX -test.bench SIWPerftest -test.benchtime 2000x
 func BenchmarkSIWPerftest(b *testing.B) {
 	e, dev := cmtest.SIW(b)
-	rounds := 4
-	if s := os.Getenv("PT_ROUNDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 2 || n%2 != 0 {
-			b.Fatalf("PT_ROUNDS=%q: want an even number of at least 2", s)
-		}
-		rounds = n
-	}
+	rounds := ptRounds(b)
 	for _, tg := range []struct {
 		name, prog, unit string
 		args             []string
