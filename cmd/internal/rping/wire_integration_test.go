@@ -10,6 +10,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/internal/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testenv"
 )
 
 // TestWireRping: ours against rdma-core's rping -V across the wire, in
@@ -19,12 +20,31 @@ import (
 // on either device.
 func TestWireRping(t *testing.T) {
 	w, dev := rxetest.Wire(t)
+	wirePings(t, w, dev, []int{1024, bufSize - 1}, 10)
+}
+
+// TestWireSIWRping: TestWireRping on Soft-iWARP (siw0 alone on eth0 in
+// both guests: the CM over iw_cm across the two kernels' TCP), at the
+// smallest size too; then, under netem's loss 1% and reorder 5% on both
+// guests' egress (iWARP recovers in TCP), 50 validated pings of the
+// largest size in both roles, data intact.
+func TestWireSIWRping(t *testing.T) {
+	w, dev := cmtest.WireSIW(t)
+	wirePings(t, w, dev, []int{minSize, 1024, bufSize - 1}, 10)
+	t.Run("netem", func(t *testing.T) {
+		w.Netem(t, "loss 1% delay 1ms reorder 5%")
+		wirePings(t, w, dev, []int{bufSize - 1}, 50)
+	})
+}
+
+// wirePings runs count validated pings of each size, ours against
+// rdma-core's rping -V in both roles across the wire.
+func wirePings(t *testing.T, w *testenv.WireEnv, dev uint32, sizes []int, count int) {
 	ours, theirs := sides(t)
-	for _, size := range []int{1024, bufSize - 1} {
+	for _, size := range sizes {
 		for _, pair := range [][2]cmtest.Side{{ours, theirs}, {theirs, ours}} {
 			t.Run(fmt.Sprintf("%d/%v-%v", size, pair[0], pair[1]), func(t *testing.T) {
 				cmtest.NoCMIDsLeft(t, dev)
-				const count = 10
 				common := []string{"-S", strconv.Itoa(size), "-C", strconv.Itoa(count), "-v", "-V"}
 				exp := want(size, count)
 				p := cmtest.WirePair{Server: pair[0], Client: pair[1], Limit: 120 * time.Second,
