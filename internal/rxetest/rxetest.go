@@ -193,3 +193,21 @@ func Wire(t testing.TB) (*testenv.WireEnv, uint32) {
 	}
 	return w, dev
 }
+
+// WireSIW is the wire of a test named SIW (testenv.WireSIW: siw0 alone on
+// eth0 in both guests of the pair) and the index of this guest's siw
+// device.
+func WireSIW(t testing.TB) (*testenv.WireEnv, uint32) {
+	t.Helper()
+	w := testenv.WireSIW(t)
+	nl, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nl.Close()
+	d, err := nl.DeviceByName(w.SIWDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, d.Index
+}

@@ -22,6 +22,17 @@ import (
 // guest's device afterwards.
 func TestWireRsocketBulk(t *testing.T) {
 	w, dev := rxetest.Wire(t)
+	wireBulk(t, w, dev)
+}
+
+// TestWireSIWRsocketBulk is TestWireRsocketBulk on Soft-iWARP (rsockets'
+// iWARP mode, over TCP).
+func TestWireSIWRsocketBulk(t *testing.T) {
+	w, dev := rxetest.WireSIW(t)
+	wireBulk(t, w, dev)
+}
+
+func wireBulk(t *testing.T, w *testenv.WireEnv, dev uint32) {
 	checkNoLeaks(t, &dev)
 	const size = 16 << 20
 	for _, sender := range []int{0, 1} {

@@ -20,6 +20,17 @@ import (
 // error, and nothing is left on either device.
 func TestWireRsocketNetem(t *testing.T) {
 	w, dev := rxetest.Wire(t)
+	wireNetem(t, w, dev)
+}
+
+// TestWireSIWRsocketNetem is TestWireRsocketNetem on Soft-iWARP, where
+// TCP recovers what the wire loses.
+func TestWireSIWRsocketNetem(t *testing.T) {
+	w, dev := rxetest.WireSIW(t)
+	wireNetem(t, w, dev)
+}
+
+func wireNetem(t *testing.T, w *testenv.WireEnv, dev uint32) {
 	checkNoLeaks(t, &dev)
 	const netemSize = 1 << 20
 	w.Netem(t, testenv.WireFaults)

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/internal/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
@@ -25,6 +26,17 @@ import (
 // after this one.
 func TestWireRsocketPeerDeviceDeleted(t *testing.T) {
 	w, dev := rxetest.Wire(t)
+	wirePeerDeviceDeleted(t, w, dev)
+}
+
+// TestWireSIWRsocketPeerDeviceDeleted is TestWireRsocketPeerDeviceDeleted
+// with siw0 deleted under the stream.
+func TestWireSIWRsocketPeerDeviceDeleted(t *testing.T) {
+	w, dev := rxetest.WireSIW(t)
+	wirePeerDeviceDeleted(t, w, dev)
+}
+
+func wirePeerDeviceDeleted(t *testing.T, w *testenv.WireEnv, dev uint32) {
 	var del *deletion
 	if w.Side == 1 {
 		del = deletable(t, w, dev)
@@ -60,9 +72,9 @@ func TestWireRsocketPeerDeviceDeleted(t *testing.T) {
 	w.Sync(t, t.Name()+"/done")
 }
 
-// deletion is the deletion of an rxe device by `rdma link delete`, which
-// runs in a goroutine of its own: rxe's removal waits until every
-// uverbs context of the device is closed.
+// deletion is the deletion of the wire's device (rxe0 or siw0) by `rdma
+// link delete`, which runs in a goroutine of its own: the removal waits
+// until every uverbs context of the device is closed.
 type deletion struct {
 	nl      *nldev.Client
 	dev     uint32
@@ -96,12 +108,23 @@ func deletable(t *testing.T, w *testenv.WireEnv, dev uint32) *deletion {
 		if del.started {
 			del.wait(t)
 		}
-		if err := nl.AddLink(d.Name, nldev.LinkRXE, netdev); err != nil {
+		typ := nldev.LinkRXE
+		if w.SIWDev != "" {
+			typ = nldev.LinkSIW
+		}
+		if err := nl.AddLink(d.Name, typ, netdev); err != nil {
 			t.Fatalf("adding %s back on %s: %v", d.Name, netdev, err)
 		}
 		testenv.WaitFor(t, d.Name+" to carry the wire's address again", func() bool {
 			devs, err := nl.Devices()
-			return err == nil && len(devs) > 0 && devs[0].Name == d.Name && rxetest.HasGID(d.Name, w.Self)
+			if err != nil || len(devs) == 0 || devs[0].Name != d.Name {
+				return false
+			}
+			if typ == nldev.LinkSIW { // siw's GIDs come from the MAC: its port up is enough
+				ports, err := nl.Ports(devs[0].Index)
+				return err == nil && len(ports) > 0 && ports[0].State == ib.PortActive
+			}
+			return rxetest.HasGID(d.Name, w.Self)
 		})
 	})
 	return del

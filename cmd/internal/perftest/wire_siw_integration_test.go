@@ -23,7 +23,7 @@ import (
 // both roles (side 0's guest serves), each side's table checked, nothing
 // left on either device.
 func TestWireSIWPerftest(t *testing.T) {
-	w, dev := cmtest.WireSIW(t)
+	w, dev := rxetest.WireSIW(t)
 	for _, tc := range []struct {
 		prog string
 		size int
@@ -54,7 +54,7 @@ func TestWireSIWPerftest(t *testing.T) {
 // connection, the client's writes flush), with nothing left behind:
 // fds, goroutines and the kernel objects of `rdma resource`.
 func TestWireSIWPerftestPeerKilled(t *testing.T) {
-	w, dev := cmtest.WireSIW(t)
+	w, dev := rxetest.WireSIW(t)
 	for _, oursServer := range []bool{true, false} {
 		t.Run(fmt.Sprintf("ours-server=%v", oursServer), func(t *testing.T) {
 			cmtest.WireDone(t, w)

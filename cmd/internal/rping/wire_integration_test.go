@@ -29,7 +29,7 @@ func TestWireRping(t *testing.T) {
 // guests' egress (iWARP recovers in TCP), 50 validated pings of the
 // largest size in both roles, data intact.
 func TestWireSIWRping(t *testing.T) {
-	w, dev := cmtest.WireSIW(t)
+	w, dev := rxetest.WireSIW(t)
 	wirePingsTries(t, w, dev, []int{minSize, 1024, bufSize - 1}, 10, siwAttempts)
 	t.Run("netem", func(t *testing.T) {
 		w.Netem(t, "loss 1% delay 1ms reorder 5%")

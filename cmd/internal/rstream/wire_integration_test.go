@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/internal/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testenv"
 )
 
 // TestWireRstreamVerify: rstream's custom test with the data verified at
@@ -19,6 +20,23 @@ import (
 // clean end, and that no id is left.
 func TestWireRstreamVerify(t *testing.T) {
 	w, dev := rxetest.Wire(t)
+	wireRstreamVerify(t, w, dev)
+}
+
+// TestWireSIWRstreamVerify is TestWireRstreamVerify on Soft-iWARP
+// (rsockets' iWARP mode on both sides), on a clean wire and then under
+// netem's loss 1% and reordering 5% on both guests' egress, which TCP
+// recovers underneath.
+func TestWireSIWRstreamVerify(t *testing.T) {
+	w, dev := rxetest.WireSIW(t)
+	t.Run("clean", func(t *testing.T) { wireRstreamVerify(t, w, dev) })
+	t.Run("netem", func(t *testing.T) {
+		w.Netem(t, "loss 1% reorder 5% delay 1ms")
+		wireRstreamVerify(t, w, dev)
+	})
+}
+
+func wireRstreamVerify(t *testing.T, w *testenv.WireEnv, dev uint32) {
 	o, r := ours(nil), theirs(t)
 	args := []string{"-S", "10000", "-C", "10", "-I", "2", "-T", "v"}
 	want := []string{"custom    9.7k    10      2       390k    "}
