@@ -2,6 +2,7 @@ package device
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -88,6 +89,10 @@ func TestIntegrationWatchChurn(t *testing.T) {
 		}
 	}
 	batch(add.String())
+	// The process's cache keeps its sockets: open them before counting.
+	if _, err := List(); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		for i := range n {
 			for _, name := range []string{fmt.Sprintf("rxec%d", i), fmt.Sprintf("rxecr%d", i)} {
@@ -453,14 +458,93 @@ func TestIntegrationCharDevicesModules(t *testing.T) {
 	}
 	load("ib_umad", "/dev/infiniband/umad0")
 	load("rdma_ucm", "/dev/infiniband/rdma_cm")
-	testenv.WaitFor(t, "the char devices listed again", func() bool {
+	var last string
+	deadline := time.Now().Add(20 * time.Second)
+	for {
 		s, err := List()
-		return err == nil && count(s, nldev.ChardevUmad) == len(devs) && count(s, nldev.ChardevIssm) == len(devs) &&
-			count(s, nldev.ChardevRdmaCM) == 1
-	})
+		if err != nil {
+			t.Fatal(err)
+		}
+		umad, issm, cm := count(s, nldev.ChardevUmad), count(s, nldev.ChardevIssm), count(s, nldev.ChardevRdmaCM)
+		if umad == len(devs) && issm == len(devs) && cm == 1 {
+			break
+		}
+		last = fmt.Sprintf("umad %d, issm %d, rdma_cm %d for %d devices", umad, issm, cm, len(devs))
+		if time.Now().After(deadline) {
+			t.Fatalf("the char devices not listed again in 20 s: %s", last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	s, err = List()
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkNodes(s)
+}
+
+// TestIntegrationWatchMonitor runs a watcher woken by RDMA netlink's
+// monitor alone (no uevent or link socket, and a poll an hour apart), as
+// in a namespace where uevents are not delivered: on a kernel with the
+// monitor (6.12) a device added and deleted is delivered at once; on one
+// without it, DialMonitor's error matches nldev.ErrNotSupported, and the
+// watcher there relies on its poll.
+func TestIntegrationWatchMonitor(t *testing.T) {
+	rxetest.Devices(t)
+	nl, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nl.Close() })
+	sys, err := nl.System()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mon, err := nldev.DialMonitor()
+	if sys.Monitor == nil || !*sys.Monitor {
+		if !errors.Is(err, nldev.ErrNotSupported) {
+			t.Fatalf("DialMonitor on a kernel without the monitor: %v, want ErrNotSupported", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Dummy(t, "rdmstmo0")
+	t.Cleanup(func() {
+		if d, err := nl.DeviceByName("rxemo0"); err == nil {
+			nl.DeleteLink(d.Index)
+		}
+	})
+	rxetest.NoLeaks(t, nil)
+	c, err := nldev.Dial()
+	if err != nil {
+		mon.Close()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := start(ctx, &watchSockets{nl: c, mon: mon}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	<-w.Updates()
+	var seen []string
+	if err := nl.AddLink("rxemo0", nldev.LinkRXE, "rdmstmo0"); err != nil {
+		t.Fatal(err)
+	}
+	watchUntil(t, w, "add, by the monitor", &seen, func(s *Snapshot) bool { _, ok := s.ByName("rxemo0"); return ok })
+	d, err := nl.DeviceByName("rxemo0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nl.DeleteLink(d.Index); err != nil {
+		t.Fatal(err)
+	}
+	watchUntil(t, w, "delete, by the monitor", &seen, func(s *Snapshot) bool { _, ok := s.ByName("rxemo0"); return !ok })
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range w.Updates() {
+	}
 }
