@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -44,20 +47,66 @@ func siwTools(t *testing.T, e *testenv.SIWEnv) uint32 {
 	return lqpn
 }
 
+// siwConnection runs an rping pair that stays connected for the test:
+// the server on PeerDev in the peer namespace, the client on Dev, pinging
+// on (each with a cm_id, QPs in RTS, MRs). Their objects do not change
+// while they ping.
+func siwConnection(t *testing.T, e *testenv.SIWEnv) {
+	t.Helper()
+	rping := testenv.Oracle(t, "rping")
+	srv := e.PeerCommand(context.Background(), rping, "-s", "-a", e.PeerAddr.String(), "-p", "18714", "-C", "1000000")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { testenv.Stop(srv) })
+	var cli *exec.Cmd
+	var done chan struct{}
+	t.Cleanup(func() {
+		if cli != nil {
+			cli.Process.Kill()
+			<-done
+		}
+	})
+	testenv.WaitFor(t, "an rping connection", func() bool {
+		ended := cli == nil
+		if !ended {
+			select {
+			case <-done:
+				ended = true // it came before the server listened
+			default:
+			}
+		}
+		if ended {
+			cli = exec.Command(rping, "-c", "-a", e.PeerAddr.String(), "-p", "18714", "-C", "1000000", "-S", "64")
+			if err := cli.Start(); err != nil {
+				t.Fatal(err)
+			}
+			c, d := cli, make(chan struct{})
+			go func() { c.Wait(); close(d) }()
+			done = d
+		}
+		out, _ := ours(t, "res", "show", "qp", "state", "rts")
+		return strings.Count(out, "\n") >= 2
+	})
+}
+
 // TestIntegrationSIWResourceShow compares "rdma res" on the siw guest's
 // iWARP devices with iproute2's, text and JSON, while the tools hold
-// objects: every object kind, the filters, -d, and the raw forms (siw has
-// no driver-specific or raw attributes).
+// objects and an rping pair is connected: every object kind, the
+// filters, -d, and the raw forms (siw has no driver-specific or raw
+// attributes).
 func TestIntegrationSIWResourceShow(t *testing.T) {
 	e := testenv.SIW(t)
 	dev, peer := e.Dev, e.PeerDev
 	lqpn := strconv.FormatUint(uint64(siwTools(t, e)), 10)
+	siwConnection(t, e)
 	for _, args := range [][]string{
 		{"res"}, {"res", "show", dev}, {"res", "show", peer},
 		{"res", "show", "qp"}, {"-d", "res", "show", "qp"}, {"-dd", "res", "show", "qp"},
 		{"res", "show", "qp", "link", dev}, {"res", "show", "qp", "link", peer + "/-"},
 		{"res", "show", "qp", "link", dev + "/1", "lqpn", lqpn}, {"res", "show", "qp", "type", "rc", "state", "init,rts"},
-		{"res", "show", "cm_id"}, {"-d", "res", "show", "cm_id"},
+		{"res", "show", "qp", "state", "rts"}, {"-d", "res", "show", "qp", "link", peer},
+		{"res", "show", "cm_id"}, {"-d", "res", "show", "cm_id"}, {"res", "show", "cm_id", "dst-port", "18714"},
 		{"res", "show", "cm_id", "src-addr", e.Addr.String(), "src-port", "18713"},
 		{"res", "show", "cq"}, {"-d", "res", "show", "cq"}, {"res", "show", "cq", "dev", peer},
 		{"res", "show", "mr"}, {"-d", "res", "show", "mr"}, {"res", "show", "mr", "dev", dev},

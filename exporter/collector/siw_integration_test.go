@@ -88,8 +88,9 @@ func TestIntegrationSIWCollect(t *testing.T) {
 	}
 
 	var links []struct {
-		Ifname, State, PhysicalState, Netdev string
-		Port                                 int
+		Ifname, State, Netdev string
+		PhysicalState         string `json:"physical_state"`
+		Port                  int
 	}
 	mustJSON(t, testenv.Run(t, rdma, "-j", "link"), &links)
 	states := map[string]float64{"DOWN": 1, "INIT": 2, "ARMED": 3, "ACTIVE": 4}
