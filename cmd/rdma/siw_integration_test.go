@@ -134,6 +134,10 @@ func TestIntegrationSIWStat(t *testing.T) {
 	dev := e.Dev
 	link := dev + "/1"
 	lqpn := strconv.FormatUint(uint64(siwTools(t, e)), 10)
+	for _, args := range [][]string{{"stat", "show"}, {"stat", "qp", "mode"}, {"stat", "mode", "supported", "link", link}} {
+		out, ok := iproute2(t, args...)
+		t.Logf("iproute2 rdma %q on siw: ok=%v %q", args, ok, out)
+	}
 	for _, args := range [][]string{
 		{"statistic"}, {"stat", "show"}, {"-p", "stat", "show"}, {"stat", "show", "link"},
 		{"stat", "show", "link", link}, {"stat", "show", "link", e.PeerDev}, {"stat", "show", "link", dev + "/2"},

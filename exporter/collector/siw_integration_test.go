@@ -73,6 +73,12 @@ func TestIntegrationSIWCollect(t *testing.T) {
 				t.Errorf("%s %s: %v, %v", d.Ifname, name, v, ok)
 			}
 		}
+		ents, _ := os.ReadDir(filepath.Join(sys, "ports", "1"))
+		var files []string
+		for _, ent := range ents {
+			files = append(files, ent.Name())
+		}
+		t.Logf("%s: ports/1 holds %q; sysfs hw_counters: %v", d.Ifname, files, func() bool { _, err := os.Stat(filepath.Join(sys, "hw_counters")); return err == nil }())
 		if got, want := counterSeries(mfs, d.Ifname), siwCounters(t, rdma, d.Ifname); !slices.Equal(got, want) {
 			t.Errorf("%s: counter families (-kernel +exporter):\n%s", d.Ifname, cmp.Diff(want, got))
 		}
