@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -48,18 +49,21 @@ func siwTools(t *testing.T, e *testenv.SIWEnv) uint32 {
 }
 
 // siwConnection runs an rping pair that stays connected for the test:
-// the server on PeerDev in the peer namespace, the client on Dev, pinging
-// on (each with a cm_id, QPs in RTS, MRs). Their objects do not change
-// while they ping.
+// the server on Dev, the client on PeerDev in the peer namespace (the
+// layout TestIntegrationSIWRping uses on both kernels), pinging on, each
+// with a cm_id, a QP in RTS and MRs, which do not change while they ping.
 func siwConnection(t *testing.T, e *testenv.SIWEnv) {
 	t.Helper()
 	rping := testenv.Oracle(t, "rping")
-	srv := e.PeerCommand(context.Background(), rping, "-s", "-a", e.PeerAddr.String(), "-p", "18714", "-C", "1000000")
+	var srvOut testenv.Buffer
+	srv := exec.Command(rping, "-s", "-a", e.Addr.String(), "-p", "18714", "-C", "1000000")
+	srv.Stdout, srv.Stderr = &srvOut, &srvOut
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { testenv.Stop(srv) })
 	var cli *exec.Cmd
+	var cliOut testenv.Buffer
 	var done chan struct{}
 	t.Cleanup(func() {
 		if cli != nil {
@@ -67,7 +71,9 @@ func siwConnection(t *testing.T, e *testenv.SIWEnv) {
 			<-done
 		}
 	})
-	testenv.WaitFor(t, "an rping connection", func() bool {
+	var qps string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
 		ended := cli == nil
 		if !ended {
 			select {
@@ -77,7 +83,8 @@ func siwConnection(t *testing.T, e *testenv.SIWEnv) {
 			}
 		}
 		if ended {
-			cli = exec.Command(rping, "-c", "-a", e.PeerAddr.String(), "-p", "18714", "-C", "1000000", "-S", "64")
+			cli = e.PeerCommand(context.Background(), rping, "-c", "-a", e.Addr.String(), "-p", "18714", "-C", "1000000", "-S", "64")
+			cli.Stdout, cli.Stderr = &cliOut, &cliOut
 			if err := cli.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -85,9 +92,15 @@ func siwConnection(t *testing.T, e *testenv.SIWEnv) {
 			go func() { c.Wait(); close(d) }()
 			done = d
 		}
-		out, _ := ours(t, "res", "show", "qp", "state", "rts")
-		return strings.Count(out, "\n") >= 2
-	})
+		qps, _ = ours(t, "res", "show", "qp", "state", "rts")
+		if strings.Count(qps, "\n") >= 2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no rping connection after 30 s: QPs in RTS %q; server said %q, clients %q", qps, srvOut.String(), cliOut.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // TestIntegrationSIWResourceShow compares "rdma res" on the siw guest's
