@@ -93,7 +93,8 @@ func siwConnection(t *testing.T, e *testenv.SIWEnv) {
 			done = d
 		}
 		// Both ends' cm_ids reach CONNECT; the QPs' state is no sign:
-		// 6.1's siw does not report it (see the log).
+		// 6.1's siw_query_qp leaves qp_state 0, so there every siw QP
+		// is listed in RESET (6.12's reports INIT and RTS).
 		ids, _ := ours(t, "res", "show", "cm_id")
 		if strings.Count(ids, "state CONNECT ") >= 2 {
 			qps, _ := ours(t, "res", "show", "qp", "link", e.Dev)
