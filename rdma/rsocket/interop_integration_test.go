@@ -40,9 +40,16 @@ type rstream struct {
 
 func startRstream(t *testing.T, args ...string) *rstream {
 	t.Helper()
+	return startRstreamWith(t, exec.Command, args...)
+}
+
+// startRstreamWith is startRstream with the command made by command
+// (exec.Command, or a SIWEnv's in its peer namespace).
+func startRstreamWith(t *testing.T, command func(string, ...string) *exec.Cmd, args ...string) *rstream {
+	t.Helper()
 	path := testenv.Oracle(t, "rstream")
 	args = append(args, "-S", strconv.Itoa(rstreamSize), "-C", strconv.Itoa(rstreamCount), "-I", "1", "-T", "v")
-	r := &rstream{cmd: exec.Command(path, args...), done: make(chan error, 1)}
+	r := &rstream{cmd: command(path, args...), done: make(chan error, 1)}
 	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
