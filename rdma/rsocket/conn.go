@@ -73,6 +73,7 @@ func newConn(id *rdma.ID, ch *rdma.EventChannel, res rsResources) *Conn {
 // bound (see rsWatchdog).
 type connOpts struct {
 	ka, poll, failure time.Duration
+	responder         bool // the Listener's side (see rsState.mute)
 }
 
 // run starts the connection on the peer's connection data: the progress
@@ -86,6 +87,7 @@ func (c *conn) run(peer rsproto.ConnData, o connOpts) {
 	}
 	c.mu.Lock()
 	c.start(peer)
+	c.flow.mute = o.responder && c.res.mode == msgSend
 	attr := c.queryTransport()
 	if c.res.mode == msgSend {
 		// TCP carries iWARP: no packets of the path MTU to count, and no

@@ -18,6 +18,12 @@ type rsState struct {
 	// connected is false once either side disconnected: no more
 	// control messages or receives are posted.
 	connected bool
+	// mute holds every send of an iWARP responder until the
+	// initiator's first message came: MPA (RFC 5044) lets the initiator
+	// send the first frame, and siw's initiator fails a connection
+	// whose responder's frames come with or before its MPA reply
+	// (CONNECT_ERROR). The initiator's first credit grant lifts it.
+	mute bool
 }
 
 // rsFlow is one connection's protocol state (the stream part of struct
@@ -110,17 +116,17 @@ func (c *conn) putTarget(i int, s rsproto.SGE) {
 // canSend is rs_can_send.
 func (c *conn) canSend() bool {
 	f := &c.flow
-	return f.sqeAvail >= c.res.mode.wrs() && f.sbufAvail >= rsproto.SendLowWater && f.sseqNo != f.sseqComp &&
+	return !f.mute && f.sqeAvail >= c.res.mode.wrs() && f.sbufAvail >= rsproto.SendLowWater && f.sseqNo != f.sseqComp &&
 		c.target(f.targetSGE).Length != 0
 }
 
-func (c *conn) ctrlAvail() bool { return c.flow.ctrlSeqNo != c.flow.ctrlMax }
+func (c *conn) ctrlAvail() bool { return !c.flow.mute && c.flow.ctrlSeqNo != c.flow.ctrlMax }
 
 // ctrlAvailFor reports whether a credit update may go: it takes two
 // control work requests in msgSend (rs_2ctrl_avail), whether or not it
 // carries an SGE.
 func (c *conn) ctrlAvailFor() bool {
-	return int32(c.flow.ctrlSeqNo+uint32(c.res.mode.wrs())-1-c.flow.ctrlMax) < 0
+	return !c.flow.mute && int32(c.flow.ctrlSeqNo+uint32(c.res.mode.wrs())-1-c.flow.ctrlMax) < 0
 }
 
 // allSendsDone is rs_conn_all_sends_done.
@@ -324,6 +330,7 @@ func (c *conn) complete(wc *uverbs.WC) bool {
 			c.fail(err)
 			return true
 		}
+		f.mute = false
 		switch msg.Op() {
 		case rsproto.OpSGL:
 			// The peer grants up to its receive queue's size beyond the

@@ -217,3 +217,31 @@ func FuzzEngineRecvMsgSend(f *testing.F) {
 		}
 	})
 }
+
+// TestMsgSendMute: an iWARP responder sends nothing (no credits, data,
+// control message or keepalive) until the initiator's first message
+// came, which MPA requires; an initiator, or a responder on IB, sends
+// at once.
+func TestMsgSendMute(t *testing.T) {
+	c := engineConnMode(t, msgSend, 4, 1024)
+	wrs, _ := recorded(c)
+	c.flow.mute = true
+	c.flow.remoteSGL = rsproto.SGE{Addr: 0x5000, Key: 9, Length: rsproto.SGLSize}
+	c.flow.peerOrder = binary.LittleEndian
+	c.flow.rbufFree, c.flow.rbufAvail = 512, 512
+	c.putTarget(0, rsproto.SGE{Addr: 1 << 20, Key: 7, Length: 4096})
+	c.flow.sseqComp, c.flow.sbufAvail, c.flow.maxMsg = 4, 4096, rsproto.MaxTransfer
+	c.updateCredits()
+	c.keepAlive()
+	if len(*wrs) != 0 || c.canSend() || c.ctrlAvail() {
+		t.Fatalf("a mute responder posted %+v (canSend %v)", *wrs, c.canSend())
+	}
+	c.complete(sentWC(c, 0, rsproto.MakeMsg(rsproto.OpSGL, 4)))
+	if c.flow.mute || c.flow.err != nil {
+		t.Fatalf("the initiator's first message: mute %v, err %v", c.flow.mute, c.flow.err)
+	}
+	c.updateCredits()
+	if len(*wrs) != 2 || !c.canSend() {
+		t.Fatalf("after the first message: %d posts, canSend %v", len(*wrs), c.canSend())
+	}
+}
