@@ -185,6 +185,14 @@ func TestIntegrationRSPeerKilled(t *testing.T) {
 	const port = 7482
 	r := startRstream(t, "-b", addr.String(), "-p", strconv.Itoa(port))
 	c := dialRstream(t, netip.AddrPortFrom(addr, port), keepAlive50)
+	killMidTransfer(t, r, c)
+}
+
+// killMidTransfer kills r, connected to c, while c writes to it, and
+// fails t unless c's Write and Read fail soon with a reset or a failed
+// completion.
+func killMidTransfer(t *testing.T, r *rstream, c *Conn) {
+	t.Helper()
 	c.SetDeadline(time.Now().Add(60 * time.Second))
 	if _, err := c.Write(pattern(0, 16)); err != nil {
 		t.Fatal(err)

@@ -176,6 +176,17 @@ func TestIntegrationSIWRSRstreamClient(t *testing.T) {
 	}
 }
 
+// TestIntegrationSIWRSPeerKilled: rdma-core's rstream on siw1 killed
+// mid-transfer makes our blocked Write and Read on siw0 fail soon (its
+// kernel closes the iWARP connection's TCP stream), never hang.
+func TestIntegrationSIWRSPeerKilled(t *testing.T) {
+	_, e, _ := siwSetup(t)
+	const port = 7483
+	r := startRstreamWith(t, peerCommand(e), "-b", e.PeerAddr.String(), "-p", strconv.Itoa(port))
+	c := dialRstream(t, netip.AddrPortFrom(e.PeerAddr, port), keepAlive50)
+	killMidTransfer(t, r, c)
+}
+
 // peerCommand makes commands that run in e's peer namespace.
 func peerCommand(e *testenv.SIWEnv) func(string, ...string) *exec.Cmd {
 	return func(name string, args ...string) *exec.Cmd { return e.PeerCommand(context.Background(), name, args...) }
