@@ -10,7 +10,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs"
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs/ibsysfstest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 var pidRE = regexp.MustCompile(`\[[0-9]+\]`)

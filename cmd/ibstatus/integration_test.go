@@ -9,7 +9,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs"
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs/ibsysfstest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 func oursRun(t *testing.T, path string, args ...string) ibsysfstest.Result {

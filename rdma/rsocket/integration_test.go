@@ -14,7 +14,7 @@ import (
 	"golang.org/x/net/nettest"
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmastack/rdmastack/internal/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
 )
 
 // rsListen listens on rxe0's address, on a free port.

@@ -19,7 +19,7 @@ import (
 // Two guests on one wire: each has a NIC on a host UDP socket, the
 // two sockets sending to each other (no root, no bridge, no tap on the
 // host), and rxe0 on that eth0, so that RoCE v2 frames cross a real NIC,
-// ARP and a second kernel. A wire test (TestWire*, internal/testenv.Wire)
+// ARP and a second kernel. A wire test (TestWire*, internal/testkit/testenv.Wire)
 // has two halves, one per guest, which meet over the wire itself.
 
 const (
@@ -33,7 +33,7 @@ const (
 	wireBenchPrefix = "BenchmarkWire"
 )
 
-// The environment of a wire guest's payload, read by internal/testenv.Wire.
+// The environment of a wire guest's payload, read by internal/testkit/testenv.Wire.
 const (
 	envWireSide       = "RDMASTACK_WIRE_SIDE"        // 0 (side a) or 1 (side b)
 	envWireSelf       = "RDMASTACK_WIRE_SELF"        // this guest's address on eth0
