@@ -28,7 +28,7 @@ const (
 // carries rdmastack.devices=N and rdmastack.run=ID (the payload is
 // /tmp/vm/run/ID/payload.sh). A guest of a pair (rdmastack.wire=H, see
 // wire.go) has instead one device on eth0 (the wire), rxe0, with the address
-// 10.88.0.H/24, and siw0 on eth0 too with rdmastack.siw=1. A siw guest
+// 10.88.0.H/24, or siw0 instead of rxe0 with rdmastack.siw=1. A siw guest
 // (rdmastack.siw=1 without rdmastack.wire, see siwguest.go)
 // has siw0 and siw1 instead of rxe devices, their veths in two network
 // namespaces. It always ends by powering off; QEMU runs with -no-reboot, so
@@ -102,7 +102,7 @@ payload=` + guestWork + `/run/$run/payload.sh
 # address detection every IPv6 address is usable (and has its RoCE GID)
 # as soon as its link is up, not a second or two later; and the IPv6
 # addresses stay when a test takes a link down, as the IPv4 ones do.
-# A wire guest has rxe0 (and siw0) on eth0 instead; a siw guest siw0 on
+# A wire guest has rxe0 (or siw0) on eth0 instead; a siw guest siw0 on
 # ` + siwVeth0 + ` (` + siwNet + `.1/24) and siw1 on its peer ` + siwVeth1 + ` (` + siwNet + `.2/24),
 # moved into the network namespace ` + siwNetns + `: two siw devices of one
 # namespace would talk through the device that owns the destination address.
@@ -116,13 +116,15 @@ if [ -n "$wire" ]; then
 	[ "$devices" = 1 ] || fail "a wire guest has one device (rdmastack.devices=1), not $devices"
 	printf 'link set lo up\naddr add ` + wireNet + `.%s/24 dev eth0\nlink set eth0 up\n' "$wire" >/mnt/run/vm/setup.ip
 	inroot "ip -batch /run/vm/setup.ip" || fail "ip -batch: could not set up eth0, the wire"
-	echo "link add rxe0 type rxe netdev eth0" >/mnt/run/vm/setup.rdma
-	ibdevs=rxe0
-	# siw0 only for wire tests named SIW, and after rxe0: rdma_cm binds an
-	# address on eth0 to the first device it finds there.
+	# siw0 alone in the pairs of the wire tests named SIW: rdma_cm binds
+	# an address on eth0 to the first device it finds there, so with rxe0
+	# there too no connection would use siw0.
 	if [ -n "$siw" ]; then
-		echo "link add ` + siwDev + ` type siw netdev eth0" >>/mnt/run/vm/setup.rdma
-		ibdevs="rxe0 ` + siwDev + `"
+		echo "link add ` + siwDev + ` type siw netdev eth0" >/mnt/run/vm/setup.rdma
+		ibdevs=` + siwDev + `
+	else
+		echo "link add rxe0 type rxe netdev eth0" >/mnt/run/vm/setup.rdma
+		ibdevs=rxe0
 	fi
 elif [ -n "$siw" ]; then
 	printf 'link set lo up\nlink add ` + siwVeth0 + ` type veth peer name ` + siwVeth1 + `\naddr add ` + siwNet + `.1/24 dev ` + siwVeth0 + `\nlink set ` + siwVeth0 + ` up\nnetns add ` + siwNetns + `\nlink set ` + siwVeth1 + ` netns ` + siwNetns + `\n' >/mnt/run/vm/setup.ip

@@ -278,8 +278,8 @@ func (s *session) test(ctx context.Context) error {
 		}
 	}
 	// The pairs come last: their two guests take two CPUs at once.
-	// The siw wire tests run in pairs of their own, which have siw0 too
-	// (see wireSIW).
+	// The siw wire tests run in pairs of their own, which have siw0
+	// instead of rxe0 (see splitWireSIW).
 	for _, list := range list.splitWireSIW() {
 		if !s.opts.wire || len(list.wireBinaries()) == 0 {
 			continue

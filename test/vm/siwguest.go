@@ -12,7 +12,7 @@ import (
 // through the device that owns the destination address, and rdma_cm needs
 // a real address on a non-loopback netdev. Tests whose names contain SIW
 // run there, and only there (wire tests aside, which run in pairs of
-// their own, where siw0 sits on eth0 next to rxe0: see splitWireSIW).
+// their own, where siw0 sits alone on eth0: see splitWireSIW).
 
 const (
 	siwNet     = "10.78.0" // the veths' /24: siw0's side is .1, siw1's .2
@@ -37,7 +37,7 @@ const (
 	envSIWPeerDev   = "RDMASTACK_SIW_PEER_DEV"   // siw1, in the peer namespace
 	envSIWPeerAddr  = "RDMASTACK_SIW_PEER_ADDR"  // its netdev's IPv4 address
 	envSIWPeerNetns = "RDMASTACK_SIW_PEER_NETNS" // the peer namespace's path
-	envWireSIWDev   = "RDMASTACK_WIRE_SIW_DEV"   // the siw device on eth0
+	envWireSIWDev   = "RDMASTACK_WIRE_SIW_DEV"   // the siw device on eth0, alone there
 )
 
 // siwEnv is what a siw guest's payload exports besides payloadEnv's.
@@ -102,7 +102,7 @@ func (s *session) siwJobs(bins, raceBins []testBinary, raceKernels []kernel, lis
 }
 
 // wireSIW reports whether the selected wire tests or benchmarks include siw
-// ones: only then do the wire guests get siw0.
+// ones: only then do the wire guests get siw0 (instead of rxe0).
 func (l testList) wireSIW() bool {
 	for _, m := range []map[string][]string{l.wire, l.bench} {
 		for _, names := range m {
@@ -116,11 +116,13 @@ func (l testList) wireSIW() bool {
 
 // splitWireSIW splits the wire tests and benchmarks of l into those without
 // SIW in their names and those with, which run in pairs of their own whose
-// guests have siw0 on eth0 after rxe0. Another device on the wire breaks
-// wire tests that delete rxe0 and wait for it back as the first device
-// (TestWireRsocketPeerDeviceDeleted, seen failing so), and an rxe0 added
-// back after siw0 would let rdma_cm bind eth0's address to siw0, whose GID
-// is eth0's MAC.
+// guests have siw0 alone on eth0, no rxe0. rdma_cm binds an address of
+// eth0 to the first device it finds there: next to rxe0, no connection
+// would use siw0. And the plain pairs keep rxe0 alone: another device on
+// the wire breaks wire tests that delete rxe0 and wait for it back as the
+// first device (TestWireRsocketPeerDeviceDeleted, seen failing so), and
+// an rxe0 added back after siw0 would let rdma_cm bind eth0's address to
+// siw0, whose GID is eth0's MAC.
 func (l testList) splitWireSIW() [2]testList {
 	split := func(m map[string][]string) (plain, siw map[string][]string) {
 		plain, siw = map[string][]string{}, map[string][]string{}

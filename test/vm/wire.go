@@ -19,8 +19,10 @@ import (
 // Two guests on one wire: each has a NIC on a host UDP socket, the
 // two sockets sending to each other (no root, no bridge, no tap on the
 // host), and rxe0 on that eth0, so that RoCE v2 frames cross a real NIC,
-// ARP and a second kernel. A wire test (TestWire*, internal/testkit/testenv.Wire)
-// has two halves, one per guest, which meet over the wire itself.
+// ARP and a second kernel (or siw0 instead, for the wire tests named SIW,
+// whose iWARP runs over the two kernels' TCP). A wire test (TestWire*,
+// internal/testkit/testenv.Wire) has two halves, one per guest, which meet over
+// the wire itself.
 
 const (
 	// wireNet is the wire's /24: side a is .1, side b .2.
@@ -48,8 +50,8 @@ type wireEnd struct {
 	Port     int    // host UDP port this end receives on
 	PeerPort int    // host UDP port of the other end
 	NIC      string // QEMU's device model of the NIC (-wire-nic)
-	// SIW adds siw0 on eth0, after rxe0: in the pairs of the wire tests
-	// named SIW (see splitWireSIW).
+	// SIW puts siw0 on eth0 instead of rxe0: in the pairs of the wire
+	// tests named SIW (see splitWireSIW).
 	SIW bool
 }
 
@@ -537,7 +539,8 @@ func kernelPanicked(out []byte) bool {
 // runPair boots the two guests of pair p at once and returns their
 // reports and outputs, side a first. A guest that fails stops its peer,
 // whose wire tests could only wait for it, and one that ends gives its
-// peer pairGrace to end too. siw gives the guests siw0 (wireEnd.SIW).
+// peer pairGrace to end too. siw gives the guests siw0 instead of rxe0
+// (wireEnd.SIW).
 func (s *session) runPair(ctx context.Context, files map[string]bootFiles, p [2]kernel,
 	payload func(k kernel, w *wireEnd, guestOutDir string) string, siw bool) ([2]runReport, [2]*bytes.Buffer, error) {
 	var (

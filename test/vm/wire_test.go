@@ -270,15 +270,51 @@ echo "BenchmarkWireGoodput/sub 	       1	 123 ns/op"`),
 }
 
 // TestInitScriptWire: a wire guest sets up eth0 with its address and
-// rxe0 on it.
+// rxe0 on it, or siw0 alone on it in the pairs of the siw wire tests
+// (rdmastack.siw=1): the init script's wire branch, run by the host's sh
+// with the guest's root in a directory of its own and inroot echoing
+// what it would run.
 func TestInitScriptWire(t *testing.T) {
-	wantAll(t, "init script", initScript,
-		"rdmastack.wire=*) wire=${arg#*=} ;;",
-		`addr add `+wireNet+`.%s/24 dev eth0\nlink set eth0 up\n' "$wire"`,
-		`echo "link add rxe0 type rxe netdev eth0" >/mnt/run/vm/setup.rdma`,
-		`echo "link add siw0 type siw netdev eth0" >>/mnt/run/vm/setup.rdma`,
-		`[ "$devices" = 1 ] || fail`,
-	)
+	wantAll(t, "init script", initScript, "rdmastack.wire=*) wire=${arg#*=} ;;")
+	start := strings.Index(initScript, `if [ -n "$wire" ]; then`)
+	end := strings.Index(initScript, `elif [ -n "$siw" ]; then`)
+	if start < 0 || end < start {
+		t.Fatal("the init script has no wire branch before its siw one")
+	}
+	for _, tc := range []struct {
+		siw          string
+		rdma, ibdevs string
+	}{
+		{"", "link add rxe0 type rxe netdev eth0\n", "rxe0"},
+		{"1", "link add siw0 type siw netdev eth0\n", "siw0"},
+	} {
+		root := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(root, "run/vm"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		branch := strings.ReplaceAll(initScript[start:end]+"fi\n", "/mnt/", root+"/")
+		script := "fail() { echo \"FAIL $*\"; exit 1; }\ninroot() { echo \"INROOT $1\"; }\n" +
+			"wire=2 devices=1 siw=" + tc.siw + "\n" + branch + "echo \"IBDEVS $ibdevs\"\n"
+		out, err := exec.Command("sh", "-c", script).CombinedOutput()
+		if err != nil {
+			t.Fatalf("siw=%q: the wire branch: %v\n%s", tc.siw, err, out)
+		}
+		wantAll(t, "wire branch's output", string(out), "INROOT ip -batch /run/vm/setup.ip\n", "IBDEVS "+tc.ibdevs+"\n")
+		for file, want := range map[string]string{
+			"setup.ip":   "link set lo up\naddr add " + wireNet + ".2/24 dev eth0\nlink set eth0 up\n",
+			"setup.rdma": tc.rdma,
+		} {
+			got, err := os.ReadFile(filepath.Join(root, "run/vm", file))
+			if err != nil || string(got) != want {
+				t.Errorf("siw=%q: %s = %q (%v), want %q", tc.siw, file, got, err, want)
+			}
+		}
+	}
+	out, _ := exec.Command("sh", "-c", "fail() { echo \"FAIL $*\"; exit 1; }\nwire=1 devices=2\n"+
+		strings.ReplaceAll(initScript[start:end]+"fi\n", "/mnt/", t.TempDir()+"/")).CombinedOutput()
+	if !strings.Contains(string(out), "FAIL a wire guest has one device") {
+		t.Errorf("a wire guest with 2 devices: %q, want a failure", out)
+	}
 }
 
 // TestKernelPanicked: the panic line of a guest's console (an oops is

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/rdmastack/rdmastack/ib"
@@ -60,19 +62,81 @@ func decodeKeyCM(b []byte) (Dest, error) {
 
 // cmChannel is the control connection: its id, and the verbs objects
 // on the id's device context.
+//
+// perftest busy-polls the control QP for each message for as long as it
+// takes (rdma_read_keys has no timeout): a -R write or read run, whose
+// server hears nothing until the client's closing exchange, may last as
+// long as the user asks. So does ours, but a dead peer must not hold it
+// for ever: once connected, a watcher takes the control id's next CM
+// event, which can only end the connection (DISCONNECTED when the peer
+// disconnects or its process dies and its kernel closes the connection,
+// iWARP's TCP connection failing, DEVICE_REMOVAL, ...), and a wait for a
+// completion then ends with errPeerGone instead. On iWARP the kernel
+// also flushes the QP then, so the completion that comes is an error.
 type cmChannel struct {
-	id   *rdma.ID
-	pd   *uverbs.PD
-	buf  *membuf.Buffer // sends from [0, 64), receives into [64, 120)
-	mr   *membuf.MR
-	scq  *uverbs.CQ
-	rcq  *uverbs.CQ
-	qp   *uverbs.QP
-	rwr  uverbs.RecvWR
-	rsge [1]uverbs.SGE
+	id      *rdma.ID
+	gone    atomic.Pointer[string] // what ended the connection, once something did
+	stop    context.CancelFunc     // ends the watcher
+	ended   chan struct{}          // closed when the watcher has returned
+	closing atomic.Bool            // close is stopping the watcher
+	pd      *uverbs.PD
+	buf     *membuf.Buffer // sends from [0, 64), receives into [64, 120)
+	mr      *membuf.MR
+	scq     *uverbs.CQ
+	rcq     *uverbs.CQ
+	qp      *uverbs.QP
+	rwr     uverbs.RecvWR
+	rsge    [1]uverbs.SGE
+}
+
+// PeerGoneBound is how soon a -R run fails once its peer's process has
+// died (its kernel closes the connection): the CM event's way across the
+// wire and the poll that notices it, with room for a slow guest.
+const PeerGoneBound = 5 * time.Second
+
+// errPeerGone is a wait for the control QP ended by the connection's end.
+var errPeerGone = errors.New("the control connection ended")
+
+// watch starts the watcher of the connected control id (see cmChannel);
+// ctx ending (the run interrupted) ends the connection's waits too.
+func (m *cmChannel) watch(ctx context.Context) {
+	ctx, m.stop = context.WithCancel(ctx)
+	m.ended = make(chan struct{})
+	go func() {
+		defer close(m.ended)
+		ev, err := m.id.Channel().GetEvent(ctx)
+		why := ""
+		switch {
+		case err == nil:
+			why = ev.Type.String()
+			if ev.Status != nil {
+				why += ": " + ev.Status.Error()
+			}
+			ev.Ack()
+		case m.closing.Load():
+			return // close stopped it
+		default:
+			why = err.Error()
+		}
+		m.gone.Store(&why)
+	}()
+}
+
+// goneErr is errPeerGone with what ended the connection, or nil while it
+// lasts.
+func (m *cmChannel) goneErr() error {
+	if why := m.gone.Load(); why != nil {
+		return fmt.Errorf("%w: %s", errPeerGone, *why)
+	}
+	return nil
 }
 
 func (m *cmChannel) close() error {
+	if m.stop != nil {
+		m.closing.Store(true)
+		m.stop()
+		<-m.ended
+	}
 	if m.id != nil {
 		m.id.Disconnect()
 		m.id.Close()
@@ -131,11 +195,14 @@ func (m *cmChannel) setUp(id *rdma.ID) error {
 	return m.qp.PostRecv(&m.rwr)
 }
 
-// poll busy-polls cq for one completion, for at most the alive timeout.
-func poll(cq *uverbs.CQ) (uverbs.WC, error) {
+// poll busy-polls cq for one completion, without a time limit (as
+// perftest does), until the connection ends (see cmChannel): then a
+// completion already there is still taken, and otherwise the wait ends
+// with errPeerGone.
+func (m *cmChannel) poll(cq *uverbs.CQ) (uverbs.WC, error) {
 	var wc [1]uverbs.WC
-	start := time.Now()
 	for n := 0; ; n++ {
+		gone := n&0xfff == 0xfff && m.goneErr() != nil
 		ne, err := cq.Poll(wc[:])
 		if err != nil {
 			return wc[0], err
@@ -143,8 +210,11 @@ func poll(cq *uverbs.CQ) (uverbs.WC, error) {
 		if ne > 0 {
 			return wc[0], nil
 		}
-		if n&0xfff == 0xfff && time.Since(start) > aliveTimeout {
-			return wc[0], fmt.Errorf("no completion in %v", aliveTimeout)
+		if gone {
+			return wc[0], m.goneErr()
+		}
+		if n&0xfff == 0xfff {
+			runtime.Gosched() // the watcher's turn, on a busy machine
 		}
 	}
 }
@@ -156,7 +226,10 @@ func (m *cmChannel) write(b []byte) error {
 	if err := m.qp.PostSend(&wr); err != nil {
 		return fmt.Errorf("Function ibv_post_send failed")
 	}
-	wc, err := poll(m.scq)
+	wc, err := m.poll(m.scq)
+	if errors.Is(err, errPeerGone) {
+		return fmt.Errorf(" Failed to send to the peer: %v", err)
+	}
 	if err != nil || wc.Status != uverbs.WCSuccess || wc.Opcode != uverbs.WCSend || wc.ID != syncWRID {
 		return fmt.Errorf(" Bad wc status %d", int(wc.Status))
 	}
@@ -164,7 +237,10 @@ func (m *cmChannel) write(b []byte) error {
 }
 
 func (m *cmChannel) read(n int) ([]byte, error) {
-	wc, err := poll(m.rcq)
+	wc, err := m.poll(m.rcq)
+	if errors.Is(err, errPeerGone) {
+		return nil, fmt.Errorf(" Failed to receive from the peer: %v", err)
+	}
 	if err != nil || wc.Status != uverbs.WCSuccess || wc.ID != syncWRID {
 		return nil, fmt.Errorf("Bad wc status -- %d -- %d ", int(wc.Status), int(wc.ID))
 	}
@@ -258,6 +334,7 @@ func dialCM(ctx context.Context, c *Config) (channel, error) {
 		}
 		return nil, fail(fmt.Sprintf("Unexpected CM event bl blka %d\n", ev) + cmClientFailed)
 	}
+	m.watch(ctx)
 	return m, nil
 }
 
@@ -291,6 +368,7 @@ func listenCM(ctx context.Context, c *Config) (channel, error) {
 		m.close()
 		return nil, fail("rdma_accept failed: " + err.Error() + "\n" + failed)
 	}
+	m.watch(ctx)
 	return m, nil
 }
 

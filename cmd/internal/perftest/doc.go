@@ -20,6 +20,18 @@
 // duration, measuring between the margins, as perftest's SIGALRM state
 // machine does, polled from the loops.
 //
+// Waits: as perftest, with -R the exchange waits for the peer's messages
+// without a time limit (a -R write or read run lasts as long as its
+// client runs it, and its server hears nothing before the closing
+// exchange); only the receive loops of SEND keep perftest's check_alive
+// (a receiver that gets no message for 60 s gives up), and ours keeps
+// the same bound on each latency message (perftest has none there). A
+// peer whose process dies ends the run instead of holding it: its kernel
+// closes the connection, the CM reports it (and on iWARP flushes the
+// QPs), and the run fails within PeerGoneBound. A peer whose machine
+// vanishes without a word is waited for, as perftest waits, until the
+// run is interrupted.
+//
 // -b runs both directions at once (run_iter_bi for SEND, both sides
 // writing or reading for RDMA), each side printing the sum of both
 // sides' results.

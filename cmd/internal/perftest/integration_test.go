@@ -28,6 +28,10 @@ type end struct {
 	prog   string
 	oracle bool
 	path   string // ours as a process: the binary (benchmarks)
+	// self: ours as a process, the test binary itself (cmtest.Self),
+	// which a run's limit kills where an in-process run would go on.
+	self  bool
+	limit time.Duration // of a run; 0 is 150 s
 }
 
 func (e end) String() string {
@@ -36,6 +40,8 @@ func (e end) String() string {
 		return "perftest"
 	case e.path != "":
 		return "ours-bin"
+	case e.self:
+		return "ours-proc"
 	}
 	return "ours"
 }
@@ -54,6 +60,8 @@ func (e end) side(t testing.TB) cmtest.Side {
 		return cmtest.Side{Name: e.String(), Oracle: testenv.Oracle(t, e.prog)}
 	case e.path != "":
 		return cmtest.Side{Name: e.String(), Oracle: e.path}
+	case e.self:
+		return cmtest.Self(e.String())
 	}
 	return cmtest.Side{Name: e.String(), Main: func(stdout, stderr io.Writer, args []string) error {
 		return Command(e.prog, stdout, stderr, append([]string{e.prog}, args...))
@@ -63,7 +71,14 @@ func (e end) side(t testing.TB) cmtest.Side {
 // start runs e with args and returns a function that waits for it.
 func (e end) start(t testing.TB, args []string) func() result {
 	t.Helper()
-	wait := e.side(t).Start(args, 150*time.Second)
+	limit := e.limit
+	if limit == 0 {
+		limit = 150 * time.Second
+	}
+	if e.self { // the test binary runs the program its first argument names
+		args = append([]string{e.prog}, args...)
+	}
+	wait := e.side(t).Start(args, limit)
 	return func() result {
 		r := wait()
 		res := result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}

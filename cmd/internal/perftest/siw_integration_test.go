@@ -160,3 +160,24 @@ func BenchmarkSIWPerftest(b *testing.B) {
 		})
 	}
 }
+
+// TestIntegrationSIWPerftestLongRun: an ib_write_bw -R run longer than
+// check_alive's 60 s, ours serving (it hears nothing on its exchange
+// connection until the client's closing exchange) and perftest's client
+// on siw1 running for 65 s: both end well, as perftest's pair does
+// (rdma_read_keys waits without a limit); ours once gave up at 60 s.
+func TestIntegrationSIWPerftestLongRun(t *testing.T) {
+	e, dev := cmtest.SIW(t)
+	cmtest.NoCMIDsLeft(t, dev)
+	cmtest.NoQPsLeft(t, dev)
+	ours := end{prog: "ib_write_bw"}.side(t)
+	theirs := cmtest.Side{Name: "perftest", Oracle: testenv.Oracle(t, "ib_write_bw")}
+	start := time.Now()
+	_, rc := siwPair(t, e, dev, "ib_write_bw", ours, theirs, "-s", "65536", "-D", "65")
+	if took := time.Since(start); took < 65*time.Second {
+		t.Errorf("the run took %v, not the 65 s asked for", took)
+	}
+	if !bwRow.MatchString(rc.Stdout) {
+		t.Errorf("perftest's client printed no result row:\n%s", rc.Stdout)
+	}
+}

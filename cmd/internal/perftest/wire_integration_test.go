@@ -40,43 +40,75 @@ func TestWirePerftest(t *testing.T) {
 			for _, roles := range [][2]end{{ours(prog), theirs(prog)}, {theirs(prog), ours(prog)}}[j : j+1] {
 				t.Run(fmt.Sprintf("%s/%s/server=%v", prog, conn, roles[0]), func(t *testing.T) {
 					const iters = 20
-					args := []string{"-d", "rxe0", "-x", gid, "-F", "-n", strconv.Itoa(iters), "-s", strconv.Itoa(size), "-c", "RC"}
+					args := []string{"-d", w.Dev, "-x", gid, "-F", "-n", strconv.Itoa(iters), "-s", strconv.Itoa(size), "-c", "RC"}
 					if conn == "RC-R" {
 						args = append(args, "-R")
 					}
-					var r result
-					if w.Side == 0 {
-						port := int(nextPort.Add(1))
-						args = append(args, "-p", strconv.Itoa(port))
-						ready := func() bool { return listening(port) }
-						if conn == "RC-R" {
-							ready = func() bool { return cmListening(t, dev, port) }
-						}
-						wait := roles[0].start(t, args)
-						testenv.WaitFor(t, "the server to listen", ready)
-						w.Exchange(t, t.Name()+"/port", strconv.Itoa(port))
-						r = wait()
-					} else {
-						port := w.Exchange(t, t.Name()+"/port", "")
-						r = roles[1].start(t, append(args, "-p", port, w.Peer.String()))()
-					}
-					who := fmt.Sprintf("%v %s", roles[w.Side], map[int]string{0: "server", 1: "client"}[w.Side])
-					if r.err != nil || r.code != 0 {
-						w.Exchange(t, t.Name()+"/output", "")
-						t.Fatalf("%s: status %d %v\nstdout:\n%s\nstderr:\n%s", who, r.code, r.err, r.stdout, r.stderr)
-					}
-					peer, err := base64.StdEncoding.DecodeString(w.Exchange(t, t.Name()+"/output", base64.StdEncoding.EncodeToString([]byte(r.stdout))))
-					if err != nil || len(peer) == 0 {
-						t.Fatalf("the peer (%v) failed (%v); %s printed:\n%s", roles[1-w.Side], err, who, r.stdout)
-					}
-					server, client := r.stdout, string(peer)
-					if w.Side == 1 {
-						server, client = client, server
-					}
+					server, client := wirePair(t, w, dev, roles, args, conn == "RC-R")
 					checkAddrs(t, server, client)
 					checkOutputs(t, prog, conn == "RC-R", size, iters, server, client)
 				})
 			}
 		}
 	}
+}
+
+// wirePair runs roles[0] as the server on side 0 and roles[1] as the
+// client on side 1 with args (and -p, and the server's address for the
+// client; cm: the server is ready once it listens on rdma_cm, else on
+// TCP), fails t unless both end well, and returns both outputs (each
+// side gets the other's).
+func wirePair(t *testing.T, w *testenv.WireEnv, dev uint32, roles [2]end, args []string, cm bool) (server, client string) {
+	t.Helper()
+	server, client, _ = wireTry(t, w, dev, roles, args, cm, "", false)
+	return server, client
+}
+
+// wireTry is wirePair's run, its rendezvous named with tag. With retry,
+// a run that a side did not end within its limit (killed there) makes
+// both sides return stuck instead of failing, whatever the other side
+// did (its peer killed, it may have failed).
+func wireTry(t *testing.T, w *testenv.WireEnv, dev uint32, roles [2]end, args []string, cm bool, tag string, retry bool) (server, client string, stuck bool) {
+	t.Helper()
+	var r result
+	if w.Side == 0 {
+		port := int(nextPort.Add(1))
+		args = append(args, "-p", strconv.Itoa(port))
+		ready := func() bool { return listening(port) }
+		if cm {
+			ready = func() bool { return cmListening(t, dev, port) }
+		}
+		wait := roles[0].start(t, args)
+		testenv.WaitFor(t, "the server to listen", ready)
+		w.Exchange(t, t.Name()+tag+"/port", strconv.Itoa(port))
+		r = wait()
+	} else {
+		port := w.Exchange(t, t.Name()+tag+"/port", "")
+		r = roles[1].start(t, append(args, "-p", port, w.Peer.String()))()
+	}
+	who := fmt.Sprintf("%v %s", roles[w.Side], map[int]string{0: "server", 1: "client"}[w.Side])
+	mine := "ok " + base64.StdEncoding.EncodeToString([]byte(r.stdout))
+	switch {
+	case r.code == -1 && r.err != nil:
+		mine = "stuck"
+	case r.err != nil || r.code != 0:
+		mine = "failed"
+	}
+	peer := w.Exchange(t, t.Name()+tag+"/output", mine)
+	if retry && (mine == "stuck" || peer == "stuck") {
+		t.Logf("%s: status %d %v (the peer: %s)\nstdout:\n%s\nstderr:\n%.2000s", who, r.code, r.err, peer, r.stdout, r.stderr)
+		return "", "", true
+	}
+	if mine != "ok "+base64.StdEncoding.EncodeToString([]byte(r.stdout)) {
+		t.Fatalf("%s: status %d %v\nstdout:\n%s\nstderr:\n%s", who, r.code, r.err, r.stdout, r.stderr)
+	}
+	out, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(peer, "ok "))
+	if err != nil || !strings.HasPrefix(peer, "ok ") {
+		t.Fatalf("the peer (%v) %s (%v); %s printed:\n%s", roles[1-w.Side], peer, err, who, r.stdout)
+	}
+	server, client = r.stdout, string(out)
+	if w.Side == 1 {
+		server, client = client, server
+	}
+	return server, client, false
 }

@@ -27,7 +27,7 @@ const (
 // name contains SIW (TestIntegrationSIW…, BenchmarkSIW…) in a guest of its
 // own per kernel, with two Soft-iWARP devices and no rxe, and in no other
 // single guest (a wire test named TestWireSIW… runs in the pairs, where
-// WireEnv.SIWDev sits on eth0 next to rxe0). Dev sits on a veth in the
+// WireEnv.SIWDev sits alone on eth0). Dev sits on a veth in the
 // root network namespace, PeerDev on its peer in the namespace PeerNetns:
 // iWARP is TCP underneath, and two siw devices of one namespace would talk
 // through the device that owns the destination address. Run a peer

@@ -161,11 +161,23 @@ func hasAddr(t *testing.T, a netip.Addr) bool {
 }
 
 // TestWireSIWDevice: a pair that runs wire tests named SIW has siw0 on
-// eth0 in both guests, an iWARP RNIC with an ACTIVE port, after rxe0.
+// eth0 in both guests, an iWARP RNIC with an ACTIVE port, and no other
+// RDMA device (rdma_cm would bind eth0's address to an rxe0 there).
 func TestWireSIWDevice(t *testing.T) {
-	w := Wire(t)
-	if w.SIWDev == "" {
-		t.Fatalf("no %s in a pair that runs a wire test named SIW", EnvWireSIWDev)
+	w := WireSIW(t)
+	if w.Dev != w.SIWDev {
+		t.Errorf("the wire's device %q, want %q", w.Dev, w.SIWDev)
+	}
+	ents, err := os.ReadDir("/sys/class/infiniband")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var devs []string
+	for _, e := range ents {
+		devs = append(devs, e.Name())
+	}
+	if !slices.Equal(devs, []string{w.SIWDev}) {
+		t.Errorf("RDMA devices %q, want %s alone", devs, w.SIWDev)
 	}
 	sys := "/sys/class/infiniband/" + w.SIWDev
 	if got := readTrimmed(t, sys+"/node_type"); got != "4: RNIC" {

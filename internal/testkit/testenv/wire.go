@@ -31,8 +31,9 @@ const WireTimeout = 2 * time.Minute
 
 // WireEnv is a wire test's view of its pair of guests: test/vm runs the
 // test (its name starts with TestWire) in two guests at once, each with
-// rxe0 and siw0 on eth0, the two eth0s joined by a wire. The two processes run the
-// same test; Side tells them apart, and they meet with Sync and Exchange,
+// one RDMA device on eth0 (Dev: rxe0, or siw0 for the wire tests named
+// SIW), the two eth0s joined by a wire. The two processes run the same
+// test; Side tells them apart, and they meet with Sync and Exchange,
 // one at a time. test/vm takes every test whose name starts with TestWire
 // for a wire test (it runs them in the pairs, and in no single guest): no
 // other test may be named so. A benchmark whose name starts with
@@ -40,12 +41,16 @@ const WireTimeout = 2 * time.Minute
 // pairs a count (-test.benchtime Nx), so both halves run the same b.N.
 type WireEnv struct {
 	Side       int        // 0 or 1: which half of the test this process runs
-	Self, Peer netip.Addr // the two guests' addresses on eth0, rxe0's netdev
+	Self, Peer netip.Addr // the two guests' addresses on eth0, Dev's netdev
 	PeerKernel string     // the other guest's kernel release
-	// SIWDev is this guest's Soft-iWARP device on eth0 (siw0), created
-	// after rxe0 in the pairs that run the wire tests named SIW (test/vm
-	// runs them in pairs of their own), else empty. rdma_cm binds an
-	// address of eth0 to rxe0, the first device it finds there.
+	// Dev is the RDMA device on eth0, the guest's only one: SIWDev where
+	// there is one, else rxe0.
+	Dev string
+	// SIWDev is this guest's Soft-iWARP device on eth0 (siw0), there
+	// instead of rxe0 in the pairs that run the wire tests named SIW
+	// (test/vm runs them in pairs of their own), else empty. rdma_cm
+	// binds an address of eth0 to the first device it finds there, so
+	// siw0 is alone on it.
 	SIWDev string
 
 	port uint16 // of the rendezvous; 0 is WirePort
@@ -67,7 +72,25 @@ func Wire(t testing.TB) *WireEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.SIWDev = os.Getenv(EnvWireSIWDev)
+	w.SIWDev, w.Dev = os.Getenv(EnvWireSIWDev), WireRXEDev
+	if w.SIWDev != "" {
+		w.Dev = w.SIWDev
+	}
+	return w
+}
+
+// WireRXEDev is the device on eth0 in the pairs of the wire tests not
+// named SIW.
+const WireRXEDev = "rxe0"
+
+// WireSIW is Wire for a wire test named SIW: it fails unless the pair has
+// siw0 on eth0 (test/vm gives it to the pairs that run those tests).
+func WireSIW(t testing.TB) *WireEnv {
+	t.Helper()
+	w := Wire(t)
+	if w.SIWDev == "" {
+		t.Fatalf("a wire test named SIW runs in a pair with siw0 on eth0 (no %s here)", EnvWireSIWDev)
+	}
 	return w
 }
 

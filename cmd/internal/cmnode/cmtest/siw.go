@@ -74,3 +74,20 @@ func SIWFailAlike(t *testing.T, e *testenv.SIWEnv, name string, serverArgs, clie
 		}
 	}
 }
+
+// WireSIW is the test's wire (testenv.WireSIW: siw0 alone on eth0 in both
+// guests of the pair) and the index of this guest's siw device.
+func WireSIW(t testing.TB) (*testenv.WireEnv, uint32) {
+	t.Helper()
+	w := testenv.WireSIW(t)
+	nl, err := nldev.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nl.Close()
+	d, err := nl.DeviceByName(w.SIWDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, d.Index
+}
