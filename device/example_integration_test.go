@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmastack/rdmastack/internal/rxetest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // TestIntegrationExamples runs the package's examples, which have no

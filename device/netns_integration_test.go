@@ -11,8 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
-	"github.com/rdmastack/rdmastack/internal/rxetest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
 )
 

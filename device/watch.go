@@ -47,7 +47,8 @@ type Watcher struct {
 
 // Watch watches the RDMA devices of the caller's network namespace,
 // woken by the kernel's events (uevents for devices, rtnetlink link
-// events for the netdevs rxe's and siw's ports follow) and reading the
+// events for the netdevs rxe's and siw's ports follow, and RDMA
+// netlink's monitor where the kernel has it, Linux 6.12) and reading the
 // kernel at least every two seconds for what no event covers. The first
 // update comes at once.
 func Watch(ctx context.Context) (*Watcher, error) { return watch(ctx, -1) }
@@ -68,6 +69,12 @@ type watchSockets struct {
 	nl    inventorySource
 	ev    *uevent.Conn  // nil where uevents are not delivered
 	links *nlwatch.Conn // nil with ev
+	// mon is RDMA netlink's monitor (Linux 6.12): devices registered,
+	// unregistered and renamed, netdevs attached and detached, told in
+	// the namespace itself, where uevents may not be delivered (a
+	// namespace of another user namespace). nil on older kernels, or
+	// where the group cannot be joined.
+	mon *nldev.Monitor
 }
 
 // inventorySource is what a watcher asks; *nldev.Client is one, tests
@@ -83,6 +90,7 @@ func (s *watchSockets) close() {
 	}
 	s.ev.Close()
 	s.links.Close()
+	s.mon.Close()
 }
 
 // open opens the sockets in the calling thread's namespace, the event
@@ -96,6 +104,9 @@ func (s *watchSockets) open() error {
 			s.ev = nil
 		}
 	}
+	// The monitor is a wake-up like the others: without it the poll
+	// still finds every change.
+	s.mon, _ = nldev.DialMonitor()
 	c, err := nldev.Dial()
 	if err != nil {
 		s.close()
@@ -184,6 +195,12 @@ func (w *Watcher) run(ctx context.Context, s *watchSockets, sent *Snapshot, ever
 		wg.Add(2)
 		go waiter(s.ev.Wait, false)
 		go waiter(func(ctx context.Context) error { return s.links.Wait(ctx, nil) }, true)
+	}
+	if s.mon != nil {
+		// A netdev attached or detached: the ports settle as after a
+		// link event.
+		wg.Add(1)
+		go waiter(func(ctx context.Context) error { _, err := s.mon.Receive(ctx); return err }, true)
 	}
 	defer func() {
 		// Waits return once ctx ends; only then may the sockets close.

@@ -3,7 +3,7 @@ package nldev
 import (
 	"testing"
 
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // BenchmarkDevices is one RDMA_NLDEV_CMD_GET dump, decoded.

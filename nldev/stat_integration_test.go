@@ -14,7 +14,7 @@ import (
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 	"github.com/rdmastack/rdmastack/nldev/internal/nlabi"
 )
 
@@ -52,7 +52,7 @@ func rawStat(t *testing.T, c *Client, cmd uint16, flags netlink.HeaderFlags, att
 // number.
 func startQP(t *testing.T, dev string) uint32 {
 	t.Helper()
-	return testenv.StartRCServer(t, dev, 18515)
+	return testenv.StartRCServer(t, dev, 1, 18515)
 }
 
 // TestIntegrationStatCaptureFixtures records the kernel's statistics

@@ -3,7 +3,7 @@ package rdma
 import (
 	"context"
 	"errors"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 	"net/netip"
 	"os"
 	"testing"

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
@@ -312,11 +314,14 @@ type ConnParam struct {
 var defaultConnParam = ConnParam{ResponderResources: MaxResources, InitiatorDepth: MaxResources, RetryCount: 7, RNRRetryCount: 7}
 
 // connParam is p as the kernel takes it; the private data may be maxRC
-// bytes long on an RC id, maxUD on a UD one.
+// bytes long on an RC id, maxUD on a UD one, and MPA's limit on iWARP.
 func (id *ID) connParam(op string, p *ConnParam, maxRC, maxUD int) (ucma.ConnParam, error) {
 	maxData := maxRC
-	if id.qpType == ib.QPTypeUD {
+	switch {
+	case id.qpType == ib.QPTypeUD:
 		maxData = maxUD
+	case id.iWARP():
+		maxData = iwarpPrivateData
 	}
 	if p == nil {
 		p = &defaultConnParam
@@ -362,9 +367,14 @@ func (id *ID) deviceMax() (resp, init uint8) {
 // REJECTED or UNREACHABLE. For UD it is a SIDR request, answered by
 // ESTABLISHED with the peer's QP number, qkey and address. A nil param
 // is librdmacm's NULL: the device's maximum resources, 7 retries each.
-// Synchronous ids wait for ESTABLISHED.
+// Synchronous ids wait for ESTABLISHED. iWARP has no SIDR: a UD id's
+// Connect there fails with an error matching ErrNotSupported. Private
+// data is at most 56 bytes (RC), 180 (UD), or 251 on iWARP.
 func (id *ID) Connect(ctx context.Context, param *ConnParam) error {
 	const op = "connect"
+	if err := id.iwarpForbidsUD(op, "SIDR", unix.EOPNOTSUPP); err != nil {
+		return err
+	}
 	c, err := id.connParam(op, param, ucma.ConnectPrivateDataTCP, ucma.ConnectPrivateDataUDP)
 	if err != nil {
 		return err
@@ -398,9 +408,14 @@ func (id *ID) Connect(ctx context.Context, param *ConnParam) error {
 // With a QP, the QP is moved to RTR and RTS first (RC). A nil param, or
 // MaxResources, takes the request's resources capped at the device's.
 // The passive side's ESTABLISHED follows for RC (synchronous ids wait
-// for it); UD has none.
+// for it); UD has none. Private data is at most 196 bytes (RC), 136
+// (UD), or 251 on iWARP, where a UD id's Accept (SIDR) fails with an
+// error matching ErrNotSupported.
 func (id *ID) Accept(ctx context.Context, param *ConnParam) error {
 	const op = "accept"
+	if err := id.iwarpForbidsUD(op, "SIDR", unix.EOPNOTSUPP); err != nil {
+		return err
+	}
 	c, err := id.connParam(op, param, ucma.AcceptPrivateDataTCP, ucma.AcceptPrivateDataUDP)
 	if err != nil {
 		return err
@@ -441,11 +456,16 @@ func (id *ID) Accept(ctx context.Context, param *ConnParam) error {
 // Reject refuses the connection request that made this id (rdma_reject):
 // the peer gets REJECTED with RejectConsumerDefined (a UD peer an
 // UNREACHABLE with SIDR status 2) and the private data (at most 148
-// bytes). Close the id afterwards.
+// bytes; 251 on iWARP, whose peer gets REJECTED with ECONNRESET).
+// Close the id afterwards.
 func (id *ID) Reject(privateData []byte) error {
 	const op = "reject"
-	if len(privateData) > ucma.RejectPrivateData {
-		return fmt.Errorf("rdma: %s: %d bytes of private data: at most %d: %w", op, len(privateData), ucma.RejectPrivateData, errInvalid)
+	maxData := ucma.RejectPrivateData
+	if id.iWARP() {
+		maxData = iwarpPrivateData
+	}
+	if len(privateData) > maxData {
+		return fmt.Errorf("rdma: %s: %d bytes of private data: at most %d: %w", op, len(privateData), maxData, errInvalid)
 	}
 	req := ucma.Reject{ID: id.handle, PrivateDataLen: uint8(len(privateData))}
 	copy(req.PrivateData[:], privateData)
@@ -454,14 +474,20 @@ func (id *ID) Reject(privateData []byte) error {
 
 // Disconnect moves the QP to the error state (flushing its work
 // requests) and disconnects (rdma_disconnect): the peer gets DISCONNECTED,
-// and this side too once the peer answers.
+// and this side too once the peer answers. On iWARP the QP goes to SQD
+// instead, as librdmacm's does: the driver then closes the connection
+// (TCP's orderly close) rather than abort it.
 func (id *ID) Disconnect() error {
 	const op = "disconnect"
 	if err := id.live(op); err != nil {
 		return err
 	}
 	if qp := id.QP(); qp != nil && id.qpType == ib.QPTypeRC {
-		if err := qp.Modify(&uverbs.QPAttr{State: ib.QPStateErr}, uverbs.QPAttrState); err != nil {
+		state := ib.QPStateErr
+		if id.iWARP() {
+			state = ib.QPStateSQD
+		}
+		if err := qp.Modify(&uverbs.QPAttr{State: state}, uverbs.QPAttrState); err != nil {
 			return fmt.Errorf("rdma: %s: %w", op, err)
 		}
 	}

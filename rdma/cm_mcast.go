@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/internal/kabi"
 	"github.com/rdmastack/rdmastack/rdma/internal/ucma"
@@ -53,6 +55,10 @@ func (id *ID) JoinMulticast(ctx context.Context, group netip.Addr, sendOnly bool
 	}
 	if !group.IsMulticast() && !group.Unmap().IsMulticast() {
 		return nil, fmt.Errorf("rdma: %s: not a multicast address: %w", op, errInvalid)
+	}
+	// The kernel answers ENOSYS on a device without multicast.
+	if err := id.iwarpForbidsUD(op, "multicast", unix.ENOSYS); err != nil {
+		return nil, err
 	}
 	m := &Multicast{id: id, group: group, sendOnly: sendOnly}
 	req := ucma.JoinMcast{ID: id.handle, JoinFlags: ucma.RDMA_MC_JOIN_FLAG_FULLMEMBER}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/ib"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // TestIntegrationCMNoModule: with rdma_ucm unloaded every way into the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // TestIntegrationExamples runs the package's examples, which have no

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rdmastack/rdmastack/internal/kabi"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 	"github.com/rdmastack/rdmastack/uverbs/internal/abi"
 )
 

@@ -28,9 +28,6 @@ func (siwProvider) newCQ(cq *CQ, d driverIO) (cqOps, error) {
 		return nil, fmt.Errorf("driver response of %d bytes: %w", len(d.out), unix.EPROTO)
 	}
 	r := kabi.Decode[abi.SiwUrespCreateCq](d.out)
-	if r.CqKey == abi.SiwInvalUobjKey {
-		return nil, fmt.Errorf("the kernel gave the CQ no queue to map: %w", unix.EPROTO)
-	}
 	ring, err := mapSIWRing(cq.ctx, "cq", r.CqKey, r.NumCqe, siwCqeSize, unsafe.Sizeof(abi.SiwCqCtrl{}))
 	if err != nil {
 		return nil, err

@@ -69,11 +69,9 @@ type siwRing struct {
 }
 
 // mapSIWRing maps n elements of elem bytes (and extra bytes after them)
-// at key. A key of SIW_INVAL_UOBJ_KEY maps nothing.
+// at key. Every queue a successful create made has a key to map, whatever
+// its value (see abi.SiwInvalUobjKey).
 func mapSIWRing(c *Context, what string, key uint64, n uint32, elem, extra uintptr) (siwRing, error) {
-	if key == abi.SiwInvalUobjKey {
-		return siwRing{}, nil
-	}
 	if n == 0 || n > 1<<20 {
 		return siwRing{}, fmt.Errorf("%s: the kernel's queue of %d elements: %w", what, n, unix.EPROTO)
 	}

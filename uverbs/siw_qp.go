@@ -39,9 +39,6 @@ func (siwProvider) newQP(qp *QP, d driverIO) (qpOps, error) {
 		return nil, fmt.Errorf("driver response of %d bytes: %w", len(d.out), unix.EPROTO)
 	}
 	r := kabi.Decode[abi.SiwUrespCreateQp](d.out)
-	if r.SqKey == abi.SiwInvalUobjKey {
-		return nil, fmt.Errorf("the kernel gave the QP no send queue to map: %w", unix.EPROTO)
-	}
 	x := &siwQP{qp: qp}
 	var err error
 	if x.sq, err = mapSIWRing(qp.ctx, "send queue", r.SqKey, r.NumSqe, siwSqeSize, 0); err != nil {
@@ -51,10 +48,6 @@ func (siwProvider) newQP(qp *QP, d driverIO) (qpOps, error) {
 		if x.rq, err = mapSIWRing(qp.ctx, "receive queue", r.RqKey, r.NumRqe, siwRqeSize, 0); err != nil {
 			x.sq.unmap()
 			return nil, err
-		}
-		if x.rq.mem == nil {
-			x.sq.unmap()
-			return nil, fmt.Errorf("the kernel gave the QP no receive queue to map: %w", unix.EPROTO)
 		}
 	}
 	if x.page, err = newCmdPage(); err != nil {

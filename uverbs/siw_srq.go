@@ -23,9 +23,6 @@ func (siwProvider) newSRQ(srq *SRQ, d driverIO) (srqOps, error) {
 		return nil, fmt.Errorf("driver response of %d bytes: %w", len(d.out), unix.EPROTO)
 	}
 	r := kabi.Decode[abi.SiwUrespCreateSrq](d.out)
-	if r.SrqKey == abi.SiwInvalUobjKey {
-		return nil, fmt.Errorf("the kernel gave the SRQ no queue to map: %w", unix.EPROTO)
-	}
 	ring, err := mapSIWRing(srq.ctx, "srq", r.SrqKey, r.NumRqe, siwRqeSize, 0)
 	if err != nil {
 		return nil, err

@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // oracle computes ibdev2netdev's lines from sysfs as NVIDIA's script
@@ -75,4 +76,43 @@ func TestIntegrationIbdev2netdev(t *testing.T) {
 			t.Errorf("ibdev2netdev %v: want rxe0 on veth0 (Up) and no VLAN:\n%s", args, out.String())
 		}
 	}
+}
+
+// TestIntegrationSIWIbdev2netdev: a Soft-iWARP port has no GID table of
+// netdevs, so the script's way finds nothing for it; ours names the netdev
+// RDMA netlink gives, as rdma link does: siw0's veth here, and no line for
+// siw1, whose netdev lives in the peer namespace.
+func TestIntegrationSIWIbdev2netdev(t *testing.T) {
+	env := testenv.SIW(t)
+	fw := "NA"
+	if b, err := os.ReadFile("/sys/class/infiniband/" + env.Dev + "/fw_ver"); err == nil {
+		fw = strings.TrimSpace(string(b))
+	}
+	netdev := siwNetdev(t, env.Dev)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, env.Dev + " port 1 ==> " + netdev + " (Up)\n"},
+		{[]string{"-v"}, " " + env.Dev + " (NA - NA)  fw " + fw + " port 1 (ACTIVE) ==> " + netdev + " (Up)\n"},
+	} {
+		var out bytes.Buffer
+		if err := run(&out, tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(tc.want, out.String()); d != "" {
+			t.Errorf("ibdev2netdev %v on siw (-want +got):\n%s", tc.args, d)
+		}
+	}
+}
+
+// siwNetdev is the netdev rdma link shows for dev's port 1.
+func siwNetdev(t *testing.T, dev string) string {
+	t.Helper()
+	out := string(testenv.Run(t, testenv.Oracle(t, "rdma"), "link", "show", dev+"/1"))
+	_, after, ok := strings.Cut(out, " netdev ")
+	if !ok {
+		t.Fatalf("rdma link show %s/1 names no netdev: %s", dev, out)
+	}
+	return strings.Fields(after)[0]
 }

@@ -16,7 +16,7 @@
 //
 // The ports come from package device: a RoCE port's own network device
 // as the script finds it, its GID table's first entry's (RDMA netlink's
-// where the port has no GID attributes, iWARP), an
+// for an iWARP port, whose GIDs have no attributes), an
 // InfiniBand port's IPoIB interfaces (Snapshot.PortsOfNetdev), in
 // device name, port and interface order.
 package main
@@ -32,6 +32,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/device"
 	"github.com/rdmastack/rdmastack/internal/sysfs"
+	"github.com/rdmastack/rdmastack/uverbs"
 )
 
 func main() {
@@ -107,6 +108,11 @@ func lines(snap *device.Snapshot, fs sysfs.FS, verbose bool) []string {
 // removed it: a port whose netdev went away), else RDMA netlink's (a
 // port without a GID table of netdevs, iWARP).
 func portNetdev(d device.Device, p device.Port) string {
+	// iWARP ports have a GID table without attributes: the kernel
+	// answers EINVAL for each.
+	if d.Transport() == uverbs.TransportIWARP {
+		return p.Netdev
+	}
 	port := strconv.FormatUint(uint64(p.Number), 10)
 	nd, err := sysfs.ReadString(d.SysfsPath + "/ports/" + port + "/gid_attrs/ndevs/0")
 	switch {

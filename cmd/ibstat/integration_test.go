@@ -10,7 +10,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs"
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs/ibsysfstest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 var pidRE = regexp.MustCompile(`\[[0-9]+\]`)
@@ -41,11 +41,30 @@ func TestIntegrationIbstat(t *testing.T) {
 	if list.Exit != 0 || len(cas) == 0 {
 		t.Fatalf("ibstat -l lists no CA: %+v", list)
 	}
-	ca := cas[0]
+	compareIbstat(t, oracle, cas[0], cas[len(cas)-1])
+}
+
+// TestIntegrationSIWIbstat compares them on the siw guest's iWARP
+// devices. libibumad lists only node types 1 to 3 (CA, switch, router):
+// a siw device (node type 4, RNIC) is no CA to ibstat, so the list is
+// empty and naming one fails as naming an unknown CA does.
+func TestIntegrationSIWIbstat(t *testing.T) {
+	e := testenv.SIW(t)
+	oracle := testenv.Oracle(t, "ibstat")
+	if list := oracleRun(t, oracle, "-l"); list.Exit != 0 || list.Stdout != "" {
+		t.Fatalf("ibstat -l on a siw guest: %+v, want no CA", list)
+	}
+	compareIbstat(t, oracle, e.Dev, e.PeerDev)
+}
+
+// compareIbstat compares every form and error, naming the CAs ca and
+// last.
+func compareIbstat(t *testing.T, oracle, ca, last string) {
+	t.Helper()
 	for _, args := range [][]string{
 		{}, {"-l"}, {"-s"}, {"-p"}, {"--list_of_cas"}, {"--short"}, {"--port_list"},
 		{ca}, {"-s", ca}, {"-l", ca}, {"-p", ca}, {ca, "1"}, {ca, "0x1"}, {ca, "1", "extra"},
-		{"-s", ca, "5"}, {cas[len(cas)-1], "1"}, {"-d", "-d", ca, "1"}, {"-dd", "-p"}, {"-v", "-z", "/nonexistent", ca},
+		{"-s", ca, "5"}, {last, "1"}, {"-d", "-d", ca, "1"}, {"-dd", "-p"}, {"-v", "-z", "/nonexistent", ca},
 		// errors
 		{ca, "0"}, {ca, "2"}, {ca, "-1"}, {"nosuchca"}, {ca + "x"}, {ca[:len(ca)-1]},
 		{"-h"}, {"--help"}, {"-V"}, {"-x"}, {"--nosuch"}, {"-z"},

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs"
 	"github.com/rdmastack/rdmastack/cmd/internal/ibsysfs/ibsysfstest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 func oursRun(t *testing.T, path string, args ...string) ibsysfstest.Result {
@@ -28,7 +28,25 @@ func TestIntegrationIbstatus(t *testing.T) {
 	if all.Exit != 0 || !strings.HasPrefix(all.Stdout, "Infiniband device '") {
 		t.Fatalf("ibstatus shows no device: %+v", all)
 	}
-	dev := strings.SplitN(strings.TrimPrefix(all.Stdout, "Infiniband device '"), "'", 2)[0]
+	compareIbstatus(t, oracle, strings.SplitN(strings.TrimPrefix(all.Stdout, "Infiniband device '"), "'", 2)[0])
+}
+
+// TestIntegrationSIWIbstatus compares them on the siw guest's iWARP
+// devices (the script reads sysfs, where siw has no LID and no SM).
+func TestIntegrationSIWIbstatus(t *testing.T) {
+	e := testenv.SIW(t)
+	oracle := testenv.Oracle(t, "ibstatus")
+	for _, dev := range []string{e.Dev, e.PeerDev} {
+		if r := ibsysfstest.Oracle(t, oracle, dev); r.Exit != 0 || !strings.HasPrefix(r.Stdout, "Infiniband device '"+dev+"'") {
+			t.Fatalf("ibstatus %s: %+v", dev, r)
+		}
+		compareIbstatus(t, oracle, dev)
+	}
+}
+
+// compareIbstatus compares every form and error, naming dev.
+func compareIbstatus(t *testing.T, oracle, dev string) {
+	t.Helper()
 	for _, args := range [][]string{
 		{}, {dev}, {dev + ":1"}, {dev + ":"}, {dev + ":x:1"}, {dev + ":1", dev},
 		// errors

@@ -15,8 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rdmastack/rdmastack/internal/rxetest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
 )
 
@@ -149,7 +149,41 @@ func event(name string, typ int) string {
 // exits 1.
 func TestIntegrationEvents(t *testing.T) {
 	testenv.RequireRDMA(t)
-	const netdev, dev = "rdmstaw0", "rxe_aw0"
+	const netdev = "rdmstaw0"
+	compareEvents(t, nldev.LinkRXE, "rxe_aw0", netdev, []step{
+		{[]string{"link", "set", netdev, "up"}, event("PORT_ACTIVE", 9)},
+		{[]string{"addr", "add", "10.78.0.1/24", "dev", netdev}, event("GID_CHANGE", 18)},
+		{[]string{"addr", "del", "10.78.0.1/24", "dev", netdev}, event("GID_CHANGE", 18)},
+	})
+}
+
+// TestIntegrationSIWEvents is TestIntegrationEvents on a siw device of the
+// test's own: siw turns its netdev's NETDEV_UP, NETDEV_DOWN and
+// NETDEV_CHANGEADDR into PORT_ACTIVE, PORT_ERR and LID_CHANGE (siw_main.c's
+// netdev notifier); an IP address changes no iWARP GID. siw, like rxe,
+// cannot disassociate a context.
+func TestIntegrationSIWEvents(t *testing.T) {
+	testenv.SIW(t)
+	const netdev = "rdmstaw1"
+	compareEvents(t, nldev.LinkSIW, "siw_aw1", netdev, []step{
+		{[]string{"link", "set", netdev, "up"}, event("PORT_ACTIVE", 9)},
+		{[]string{"link", "set", netdev, "address", "02:00:00:00:aa:01"}, event("LID_CHANGE", 11)},
+		{[]string{"link", "set", netdev, "address", "02:00:00:00:aa:02"}, event("LID_CHANGE", 11)},
+	})
+}
+
+// step is one change to the netdev and the event line it must cause.
+type step struct {
+	args []string // ip's
+	want string
+}
+
+// compareEvents adds a device of type typ on a dummy netdev, runs
+// rdma-core's ibv_asyncwatch and ours on it, takes the netdev down (both
+// must print PORT_ERR), makes the steps' changes, compares all that both
+// printed, and removes the device.
+func compareEvents(t *testing.T, typ nldev.LinkType, dev, netdev string, steps []step) {
+	t.Helper()
 	ip, rdma := testenv.Oracle(t, "ip"), testenv.Oracle(t, "rdma")
 	testenv.Dummy(t, netdev)
 	nl, err := nldev.Dial()
@@ -157,7 +191,7 @@ func TestIntegrationEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nl.Close() })
-	if err := nl.AddLink(dev, nldev.LinkRXE, netdev); err != nil {
+	if err := nl.AddLink(dev, typ, netdev); err != nil {
 		t.Fatal(err)
 	}
 	// Runs after the watchers are killed (cleanups are last-in first-out).
@@ -179,14 +213,6 @@ func TestIntegrationEvents(t *testing.T) {
 	ci, oi := c.waitLine(t, 1, portErr), o.waitLine(t, 1, portErr)
 	if ch, oh := c.lines()[1:ci], o.lines()[1:oi]; len(oh) > len(ch) || !slices.Equal(oh, ch[len(ch)-len(oh):]) {
 		t.Fatalf("before the first event caused: ours printed %q, rdma-core %q", oh, ch)
-	}
-	steps := []struct {
-		args []string
-		want string
-	}{
-		{[]string{"link", "set", netdev, "up"}, event("PORT_ACTIVE", 9)},
-		{[]string{"addr", "add", "10.78.0.1/24", "dev", netdev}, event("GID_CHANGE", 18)},
-		{[]string{"addr", "del", "10.78.0.1/24", "dev", netdev}, event("GID_CHANGE", 18)},
 	}
 	cj, oj := ci+1, oi+1
 	for _, s := range steps {
@@ -216,7 +242,7 @@ func TestIntegrationEvents(t *testing.T) {
 	}
 	switch {
 	case c.running():
-		// What rxe does: nothing. The removal waits for its context.
+		// What rxe and siw do: nothing. The removal waits for its context.
 		select {
 		case err := <-deleted:
 			t.Fatalf("the removal ended (%v) while rdma-core's program held a context", err)
@@ -247,6 +273,17 @@ func TestIntegrationEvents(t *testing.T) {
 // and SIGTERM kill ours as they kill rdma-core's.
 func TestIntegrationSignals(t *testing.T) {
 	testenv.RequireRDMA(t)
+	compareSignals(t)
+}
+
+// TestIntegrationSIWSignals: the same where the first device is siw0.
+func TestIntegrationSIWSignals(t *testing.T) {
+	testenv.SIW(t)
+	compareSignals(t)
+}
+
+func compareSignals(t *testing.T) {
+	t.Helper()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		var firsts []string
 		for _, ours := range []bool{false, true} {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // statIproute2Version is the oracle's version as major*100+minor.
@@ -141,7 +141,7 @@ func keys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 // MR exist; it returns the QP's number as iproute2 lists it.
 func statStartQP(t *testing.T, dev string) string {
 	t.Helper()
-	return strconv.FormatUint(uint64(testenv.StartRCServer(t, dev, 18516)), 10)
+	return strconv.FormatUint(uint64(testenv.StartRCServer(t, dev, 1, 18516)), 10)
 }
 
 // TestIntegrationStatShows compares the other show commands (QP counters,

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rdmastack/rdmastack/internal/rxetest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // oracle computes show_gids's table from sysfs as NVIDIA's script does,
@@ -76,6 +76,27 @@ func TestIntegrationShowGIDs(t *testing.T) {
 			if !strings.Contains(out.String(), s) {
 				t.Errorf("show_gids %v has no line with %q:\n%s", args, s, out.String())
 			}
+		}
+	}
+}
+
+// TestIntegrationSIWShowGIDs: a Soft-iWARP port's GID table holds its
+// MAC-derived GID and no attributes (gid_attrs answers EINVAL on iWARP),
+// so the script prints it without a version or netdev; ours does the same.
+func TestIntegrationSIWShowGIDs(t *testing.T) {
+	env := testenv.SIW(t)
+	bash := testenv.Oracle(t, "bash")
+	for _, args := range [][]string{nil, {env.Dev}} {
+		want := string(testenv.Run(t, bash, append([]string{"-c", oracle, "show_gids"}, args...)...))
+		var out bytes.Buffer
+		if err := run(&out, args); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, out.String()); d != "" {
+			t.Errorf("show_gids %v on siw differs from the script's computation (-script +ours):\n%s", args, d)
+		}
+		if !strings.Contains(out.String(), env.Dev+"\t1\t0\t") {
+			t.Errorf("show_gids %v lists no GID 0 of %s:\n%s", args, env.Dev, out.String())
 		}
 	}
 }

@@ -2,7 +2,7 @@ package rsocket
 
 import (
 	"errors"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 	"io"
 	"net"
 	"net/netip"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmastack/rdmastack/internal/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
 )
 
 // TestIntegrationRSCloseConcurrent: 8 Closes of one Conn at once, while

@@ -34,6 +34,9 @@ type conn struct {
 	iomap   rsIOMap
 	changed chan struct{} // closed and replaced whenever flow changes
 	wcs     [16]uverbs.WC
+	// The SGE lists of a message word's SEND and of a credit update's
+	// WRITE, which the posts read (kept here: no allocation a message).
+	wordSGE, sgeSGE [1]uverbs.SGE
 	// postSend is the QP's PostSend (a fake in the engine's tests).
 	postSend func(*uverbs.SendWR) error
 	linger   time.Duration // how long Close waits for its sends (SetLinger; < 0: lingerUntil)
@@ -70,6 +73,7 @@ func newConn(id *rdma.ID, ch *rdma.EventChannel, res rsResources) *Conn {
 // bound (see rsWatchdog).
 type connOpts struct {
 	ka, poll, failure time.Duration
+	responder         bool // the Listener's side (see rsState.mute)
 }
 
 // run starts the connection on the peer's connection data: the progress
@@ -83,9 +87,19 @@ func (c *conn) run(peer rsproto.ConnData, o connOpts) {
 	}
 	c.mu.Lock()
 	c.start(peer)
+	c.flow.mute = o.responder && c.res.mode == msgSend
 	attr := c.queryTransport()
+	if c.res.mode == msgSend {
+		// TCP carries iWARP: no packets of the path MTU to count, and no
+		// ACK timeout to derive a bound from.
+		c.flow.maxMsg = rsproto.MaxTransfer
+		if attr != nil && attr.Timeout == 0 {
+			attr = nil
+		}
+	} else {
+		c.flow.maxMsg = maxMessage(attr)
+	}
 	c.startWatchdog(o.failure, attr)
-	c.flow.maxMsg = maxMessage(attr)
 	c.progress()
 	c.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())

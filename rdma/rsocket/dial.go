@@ -229,8 +229,12 @@ func (d *Dialer) dial(ctx context.Context, src, dst netip.AddrPort) (_ *Conn, er
 	}
 	c := newConn(id, ch, res)
 	cd := c.ourConnData()
-	if err := id.Connect(ctx, &rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: retry, RNRRetryCount: 7,
-		PeerPathMTU: peerPathMTU}); err != nil {
+	cp := rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: retry, RNRRetryCount: 7,
+		PeerPathMTU: peerPathMTU}
+	if res.mode == msgSend {
+		cp.InitiatorDepth = 1 // as rsockets: an iWARP connection may start with an RDMA READ
+	}
+	if err := id.Connect(ctx, &cp); err != nil {
 		return nil, err
 	}
 	ev, err := awaitEvent(ctx, id, rdma.EventEstablished)

@@ -14,7 +14,15 @@
 // A connection is an RC QP made through package rdma's connection
 // manager, with registered send and receive buffers. Data is written
 // with RDMA WRITE WITH IMM into the peer's receive buffer as its credits
-// allow; Read hands them back as it consumes. Deadlines, Close (which
+// allow; Read hands them back as it consumes. On iWARP (Soft-iWARP,
+// siw), which has no immediate data, the connection speaks rsockets'
+// iWARP protocol as rdma-core's does there: each message is an RDMA
+// WRITE followed by a SEND of the 32-bit word the immediate would have
+// carried, so that a program works unchanged on either and talks to
+// rdma-core's rsockets on both. iWARP's retransmission is TCP's: its QPs
+// have no ACK timeout, and a connection there fails when its sends stay
+// uncompleted for DefaultFailureBound unless FailureBound says
+// otherwise. Deadlines, Close (which
 // wakes blocked calls with net.ErrClosed), CloseWrite and CloseRead
 // behave as net.TCPConn's; a peer's Close reads as io.EOF, a killed peer
 // as an error matching unix.ECONNRESET. An idle connection parks its

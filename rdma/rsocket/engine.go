@@ -18,6 +18,12 @@ type rsState struct {
 	// connected is false once either side disconnected: no more
 	// control messages or receives are posted.
 	connected bool
+	// mute holds every send of an iWARP responder until the
+	// initiator's first message came: MPA (RFC 5044) lets the initiator
+	// send the first frame, and siw's initiator fails a connection
+	// whose responder's frames come with or before its MPA reply
+	// (CONNECT_ERROR). The initiator's first credit grant lifts it.
+	mute bool
 }
 
 // rsFlow is one connection's protocol state (the stream part of struct
@@ -110,11 +116,18 @@ func (c *conn) putTarget(i int, s rsproto.SGE) {
 // canSend is rs_can_send.
 func (c *conn) canSend() bool {
 	f := &c.flow
-	return f.sqeAvail > 0 && f.sbufAvail >= rsproto.SendLowWater && f.sseqNo != f.sseqComp &&
+	return !f.mute && f.sqeAvail >= c.res.mode.wrs() && f.sbufAvail >= rsproto.SendLowWater && f.sseqNo != f.sseqComp &&
 		c.target(f.targetSGE).Length != 0
 }
 
-func (c *conn) ctrlAvail() bool { return c.flow.ctrlSeqNo != c.flow.ctrlMax }
+func (c *conn) ctrlAvail() bool { return !c.flow.mute && c.flow.ctrlSeqNo != c.flow.ctrlMax }
+
+// ctrlAvailFor reports whether a credit update may go: it takes two
+// control work requests in msgSend (rs_2ctrl_avail), whether or not it
+// carries an SGE.
+func (c *conn) ctrlAvailFor() bool {
+	return !c.flow.mute && int32(c.flow.ctrlSeqNo+uint32(c.res.mode.wrs())-1-c.flow.ctrlMax) < 0
+}
 
 // allSendsDone is rs_conn_all_sends_done.
 func (c *conn) allSendsDone() bool {
@@ -193,7 +206,7 @@ func (c *conn) sendRing(n int) {
 	t := c.target(f.targetSGE)
 	sges, nsge := c.ringSGEs(n)
 	f.sseqNo++
-	f.sqeAvail--
+	f.sqeAvail -= c.res.mode.wrs()
 	f.sbufAvail -= n
 	addr := t.Addr
 	t.Addr += uint64(n)
@@ -207,15 +220,14 @@ func (c *conn) sendRing(n int) {
 		flags = uverbs.SendInline
 	}
 	msg := rsproto.MakeMsg(rsproto.OpData, uint32(n))
-	c.post(&uverbs.SendWR{ID: uint64(msg), Opcode: uverbs.OpRDMAWriteWithImm, Imm: uint32(msg), Flags: flags,
-		SGE: sges[:nsge], RemoteAddr: addr, RKey: t.Key})
+	c.postWriteMsg(uint64(msg), msg, sges[:nsge], flags, addr, t.Key)
 }
 
 // postCtrl sends a message with no data (rs_post_msg); a control slot
 // must be free.
 func (c *conn) postCtrl(msg rsproto.Msg) {
 	c.flow.ctrlSeqNo++
-	c.post(&uverbs.SendWR{ID: uint64(msg), Opcode: uverbs.OpRDMAWriteWithImm, Imm: uint32(msg)})
+	c.postMsg(msg)
 }
 
 // keepAlive sends rsocket's keepalive: a 0-byte RDMA WRITE without
@@ -236,7 +248,7 @@ func (c *conn) updateCredits() {
 	f := &c.flow
 	r := &c.res
 	half := r.rbufSize / 2
-	if !f.connected || !c.ctrlAvail() || !(f.rbufAvail >= half || int16(f.rseqNo-f.rseqComp) >= 0) {
+	if !f.connected || !c.ctrlAvailFor() || !(f.rbufAvail >= half || int16(f.rseqNo-f.rseqComp) >= 0) {
 		return
 	}
 	f.rseqComp = f.rseqNo + uint16(r.rqSize/2)
@@ -247,10 +259,9 @@ func (c *conn) updateCredits() {
 	}
 	slot := r.sbufSize + rsproto.SGESize*int(f.ctrlSeqNo%rsproto.QPCtrlSize)
 	rsproto.SGE{Addr: r.rbuf.Addr(f.rbufFree), Key: r.rmr.RKey(), Length: uint32(half)}.Put(r.sbuf.Bytes()[slot:], f.peerOrder)
-	f.ctrlSeqNo++
-	c.post(&uverbs.SendWR{ID: uint64(msg), Opcode: uverbs.OpRDMAWriteWithImm, Imm: uint32(msg),
-		SGE:        []uverbs.SGE{{Addr: r.sbuf.Addr(slot), Length: rsproto.SGESize, LKey: r.smr.LKey()}},
-		RemoteAddr: f.remoteSGL.Addr + uint64(f.remoteSGE*rsproto.SGESize), RKey: f.remoteSGL.Key})
+	f.ctrlSeqNo += uint32(r.mode.wrs())
+	c.sgeSGE[0] = uverbs.SGE{Addr: r.sbuf.Addr(slot), Length: rsproto.SGESize, LKey: r.smr.LKey()}
+	c.postWriteMsg(uint64(msg), msg, c.sgeSGE[:], 0, f.remoteSGL.Addr+uint64(f.remoteSGE*rsproto.SGESize), f.remoteSGL.Key)
 	f.rbufAvail -= half
 	f.rbufFree = (f.rbufFree + half) % r.rbufSize
 	f.remoteSGE = (f.remoteSGE + 1) % int(f.remoteSGL.Length)
@@ -290,7 +301,7 @@ func (c *conn) progress() bool {
 	}
 	if c.flow.connected {
 		for ; recvs > 0; recvs-- {
-			if err := c.res.qp.PostRecv(&rsRecvWR); err != nil {
+			if err := c.res.postRecv(); err != nil {
 				c.fail(fmt.Errorf("post recv: %w", err))
 				break
 			}
@@ -314,11 +325,12 @@ func (c *conn) complete(wc *uverbs.WC) bool {
 			}
 			return false
 		}
-		if wc.Flags&uverbs.WCWithImm == 0 {
-			c.fail(fmt.Errorf("a message without immediate data: %w", errProtocol))
+		msg, err := c.recvMsg(wc)
+		if err != nil {
+			c.fail(err)
 			return true
 		}
-		msg := rsproto.Msg(wc.Imm)
+		f.mute = false
 		switch msg.Op() {
 		case rsproto.OpSGL:
 			// The peer grants up to its receive queue's size beyond the

@@ -18,6 +18,12 @@ import (
 // writes do.
 func engineConn(t testing.TB, rq, rbuf int) *conn {
 	t.Helper()
+	return engineConnMode(t, msgImm, rq, rbuf)
+}
+
+// engineConnMode is engineConn with messages carried as mode says.
+func engineConnMode(t testing.TB, mode msgMode, rq, rbuf int) *conn {
+	t.Helper()
 	buf := func(n int) *membuf.Buffer {
 		b, err := membuf.New(n)
 		if err != nil {
@@ -27,8 +33,9 @@ func engineConn(t testing.TB, rq, rbuf int) *conn {
 		return b
 	}
 	const sbuf = 4096
-	c := &conn{res: rsResources{rqSize: rq, sqSize: 16, rbufSize: rbuf, sbufSize: sbuf, rbuf: buf(rbuf),
-		sbuf: buf(sbuf + rsproto.SGESize*rsproto.QPCtrlSize), tbuf: buf(rsproto.SGESize * rsproto.SGLSize),
+	r := rsResources{sbufSize: sbuf, mode: mode}
+	c := &conn{res: rsResources{rqSize: rq, sqSize: 16, rbufSize: rbuf, sbufSize: sbuf, rbuf: buf(rbuf + mode.slots(rq)),
+		sbuf: buf(r.sbufLen()), tbuf: buf(rsproto.SGESize * rsproto.SGLSize), mode: mode,
 		smr: &membuf.MR{MR: &uverbs.MR{}}, tmr: &membuf.MR{MR: &uverbs.MR{}}, rmr: &membuf.MR{MR: &uverbs.MR{}}},
 		changed: make(chan struct{}), closed: make(chan struct{})}
 	c.postSend = func(wr *uverbs.SendWR) error { return nil }

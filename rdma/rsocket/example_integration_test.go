@@ -3,7 +3,7 @@ package rsocket_test
 import (
 	"testing"
 
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // TestIntegrationExamples runs the package's examples, which have no

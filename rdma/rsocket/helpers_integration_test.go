@@ -3,7 +3,7 @@ package rsocket
 import (
 	"testing"
 
-	"github.com/rdmastack/rdmastack/internal/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
 	"github.com/rdmastack/rdmastack/rdma"
 )
 

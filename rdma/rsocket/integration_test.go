@@ -14,7 +14,7 @@ import (
 	"golang.org/x/net/nettest"
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmastack/rdmastack/internal/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
 )
 
 // rsListen listens on rxe0's address, on a free port.
@@ -30,6 +30,27 @@ func rsListen(t testing.TB) (*Listener, netip.Addr) {
 		t.Fatalf("listener address %v", l.Addr())
 	}
 	return l, addr
+}
+
+// rsSetup is where a test's Conns run: rxe0 (rxeSetup), or siw
+// (siwSetup), the listener in the root namespace and the dialer in the
+// peer's.
+type rsSetup struct {
+	listen  func(t testing.TB) *Listener
+	pairErr func(l *Listener, d *Dialer) (cli, srv *Conn, err error)
+}
+
+var rxeSetup = rsSetup{listen: func(t testing.TB) *Listener { l, _ := rsListen(t); return l }, pairErr: rsPairErr}
+
+// pair is rsPair in s.
+func (s rsSetup) pair(t *testing.T, l *Listener, d *Dialer) (cli, srv *Conn) {
+	t.Helper()
+	cli, srv, err := s.pairErr(l, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close(); srv.Close() })
+	return cli, srv
 }
 
 // rsPair connects a Conn to l, and returns the dialled and the accepted
@@ -83,10 +104,12 @@ func rsPairTo(l *Listener, d *Dialer, network, address string) (cli, srv *Conn, 
 
 // TestIntegrationRSNettest runs x/net's conformance tests of net.Conn on
 // pairs of our Conns.
-func TestIntegrationRSNettest(t *testing.T) {
-	l, _ := rsListen(t)
+func TestIntegrationRSNettest(t *testing.T) { testNettest(t, rxeSetup) }
+
+func testNettest(t *testing.T, s rsSetup) {
+	l := s.listen(t)
 	nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
-		cli, srv, err := rsPairErr(l, nil)
+		cli, srv, err := s.pairErr(l, nil)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -116,9 +139,11 @@ func TestIntegrationRSAddrs(t *testing.T) {
 
 // TestIntegrationRSHalfClose: CloseWrite is rsocket's SHUT_WR: the peer
 // reads everything, then io.EOF, and can still answer.
-func TestIntegrationRSHalfClose(t *testing.T) {
-	l, _ := rsListen(t)
-	cli, srv := rsPair(t, l, nil)
+func TestIntegrationRSHalfClose(t *testing.T) { testHalfClose(t, rxeSetup) }
+
+func testHalfClose(t *testing.T, s rsSetup) {
+	l := s.listen(t)
+	cli, srv := s.pair(t, l, nil)
 	msg := bytes.Repeat([]byte("half-close "), 1000)
 	if _, err := cli.Write(msg); err != nil {
 		t.Fatal(err)
@@ -148,9 +173,11 @@ func TestIntegrationRSHalfClose(t *testing.T) {
 // TestIntegrationRSDeadlines: a blocked Read, and a Write blocked because
 // the peer does not read (its credits are used up), end at their deadline
 // with a timeout error; the connection then still works.
-func TestIntegrationRSDeadlines(t *testing.T) {
-	l, _ := rsListen(t)
-	cli, srv := rsPair(t, l, nil)
+func TestIntegrationRSDeadlines(t *testing.T) { testDeadlines(t, rxeSetup) }
+
+func testDeadlines(t *testing.T, s rsSetup) {
+	l := s.listen(t)
+	cli, srv := s.pair(t, l, nil)
 	isTimeout := func(err error) bool {
 		var ne net.Error
 		return errors.Is(err, os.ErrDeadlineExceeded) && errors.As(err, &ne) && ne.Timeout()
@@ -196,9 +223,11 @@ func TestIntegrationRSDeadlines(t *testing.T) {
 // TestIntegrationRSCloseWakes: Close wakes a blocked Read with
 // net.ErrClosed, and the peer then reads io.EOF (rsocket's DISCONNECT);
 // Close wakes a blocked Write, and Listener.Close a blocked Accept.
-func TestIntegrationRSCloseWakes(t *testing.T) {
-	l, _ := rsListen(t)
-	cli, srv := rsPair(t, l, nil)
+func TestIntegrationRSCloseWakes(t *testing.T) { testCloseWakes(t, rxeSetup) }
+
+func testCloseWakes(t *testing.T, s rsSetup) {
+	l := s.listen(t)
+	cli, srv := s.pair(t, l, nil)
 	done := make(chan error, 1)
 	go func() {
 		_, err := cli.Read(make([]byte, 1))
@@ -225,7 +254,7 @@ func TestIntegrationRSCloseWakes(t *testing.T) {
 	}
 
 	// A Write blocked on a peer that does not read.
-	cli2, _ := rsPair(t, l, nil)
+	cli2, _ := s.pair(t, l, nil)
 	werr := fill(cli2)
 	if err := cli2.Close(); err != nil {
 		t.Fatal(err)
@@ -257,9 +286,11 @@ func TestIntegrationRSCloseWakes(t *testing.T) {
 
 // TestIntegrationRSKeepAlive: keepalive probes (0-byte RDMA writes) every
 // 20ms for a while leave both ends working.
-func TestIntegrationRSKeepAlive(t *testing.T) {
-	l, _ := rsListen(t)
-	cli, srv := rsPair(t, l, &Dialer{KeepAlive: 20 * time.Millisecond})
+func TestIntegrationRSKeepAlive(t *testing.T) { testKeepAlive(t, rxeSetup) }
+
+func testKeepAlive(t *testing.T, s rsSetup) {
+	l := s.listen(t)
+	cli, srv := s.pair(t, l, &Dialer{KeepAlive: 20 * time.Millisecond})
 	time.Sleep(500 * time.Millisecond)
 	for _, p := range [][2]*Conn{{cli, srv}, {srv, cli}} {
 		if _, err := p[0].Write([]byte("ping")); err != nil {

@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmastack/rdmastack/internal/rxetest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // rstream's run in custom mode (-S, -C, -I 1) with verification (-T v):
@@ -40,9 +40,16 @@ type rstream struct {
 
 func startRstream(t *testing.T, args ...string) *rstream {
 	t.Helper()
+	return startRstreamWith(t, exec.Command, args...)
+}
+
+// startRstreamWith is startRstream with the command made by command
+// (exec.Command, or a SIWEnv's in its peer namespace).
+func startRstreamWith(t *testing.T, command func(string, ...string) *exec.Cmd, args ...string) *rstream {
+	t.Helper()
 	path := testenv.Oracle(t, "rstream")
 	args = append(args, "-S", strconv.Itoa(rstreamSize), "-C", strconv.Itoa(rstreamCount), "-I", "1", "-T", "v")
-	r := &rstream{cmd: exec.Command(path, args...), done: make(chan error, 1)}
+	r := &rstream{cmd: command(path, args...), done: make(chan error, 1)}
 	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -178,6 +185,14 @@ func TestIntegrationRSPeerKilled(t *testing.T) {
 	const port = 7482
 	r := startRstream(t, "-b", addr.String(), "-p", strconv.Itoa(port))
 	c := dialRstream(t, netip.AddrPortFrom(addr, port), keepAlive50)
+	killMidTransfer(t, r, c)
+}
+
+// killMidTransfer kills r, connected to c, while c writes to it, and
+// fails t unless c's Write and Read fail soon with a reset or a failed
+// completion.
+func killMidTransfer(t *testing.T, r *rstream, c *Conn) {
+	t.Helper()
 	c.SetDeadline(time.Now().Add(60 * time.Second))
 	if _, err := c.Write(pattern(0, 16)); err != nil {
 		t.Fatal(err)

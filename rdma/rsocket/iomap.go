@@ -119,7 +119,7 @@ func (c *conn) newMapping(size int, offset int64) (*Mapping, error) {
 }
 
 // postIOMap writes entry e into slot i of the peer's iomap array
-// (rs_send_iomaps, rs_write_iomap): an RDMA WRITE WITH IMM of the entry
+// (rs_send_iomaps, rs_write_iomap): an RDMA WRITE (WITH IMM, postWriteMsg) of the entry
 // in the peer's byte order, with IOMAP_SGL i as its message. It costs a
 // credit and IOMapSize bytes of the send buffer, which its completion
 // (a local OpWrite of that many bytes) gives back. canSend must hold.
@@ -129,12 +129,11 @@ func (c *conn) postIOMap(i int, e rsproto.IOMap) {
 	e.Put(b[:], f.peerOrder)
 	sges, nsge := c.stage(b[:])
 	f.sseqNo++
-	f.sqeAvail--
+	f.sqeAvail -= c.res.mode.wrs()
 	f.sbufAvail -= rsproto.IOMapSize
 	msg := rsproto.MakeMsg(rsproto.OpIOMapSGL, uint32(i))
-	c.post(&uverbs.SendWR{ID: uint64(rsproto.MakeMsg(rsproto.OpWrite, rsproto.IOMapSize)),
-		Opcode: uverbs.OpRDMAWriteWithImm, Imm: uint32(msg), SGE: sges[:nsge],
-		RemoteAddr: c.iomap.remote.Addr + uint64(i)*rsproto.IOMapSize, RKey: c.iomap.remote.Key})
+	c.postWriteMsg(uint64(rsproto.MakeMsg(rsproto.OpWrite, rsproto.IOMapSize)), msg, sges[:nsge], 0,
+		c.iomap.remote.Addr+uint64(i)*rsproto.IOMapSize, c.iomap.remote.Key)
 }
 
 // Bytes is the window's memory, which the peer writes; nil once the

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmastack/rdmastack/internal/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
 )
 
 // ipv6Addrs are the IPv6 addresses the tests take in turn: rxe0's global

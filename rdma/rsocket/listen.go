@@ -121,7 +121,7 @@ func (lc *ListenConfig) Listen(ctx context.Context, network, address string) (*L
 		}
 		return nil, opErr(errors.Join(err, ch.Close()))
 	}
-	l := &Listener{id: id, ch: ch, addr: AddrFromAddrPort(ap), opts: connOpts{ka: lc.KeepAlive, poll: lc.PollTime, failure: lc.FailureBound}, sizes: lc.sizes(), dl: newDeadline(), iomap: rsproto.IOMapEntries(lc.IOMapSize), ackTO: lc.AckTimeout,
+	l := &Listener{id: id, ch: ch, addr: AddrFromAddrPort(ap), opts: connOpts{ka: lc.KeepAlive, poll: lc.PollTime, failure: lc.FailureBound, responder: true}, sizes: lc.sizes(), dl: newDeadline(), iomap: rsproto.IOMapEntries(lc.IOMapSize), ackTO: lc.AckTimeout,
 		hs:       newRSHandshakes(lc.MaxHandshakes, lc.HandshakeTimeout, func(c *Conn) { c.Close() }),
 		loopDone: make(chan struct{})}
 	if a, err := id.QueryAddr(); err == nil {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/rdma"
 	"github.com/rdmastack/rdmastack/rdma/internal/rsproto"
@@ -14,16 +16,16 @@ import (
 // rsResources are the verbs objects of one connection, made as
 // rs_create_ep makes them: one CQ (with its completion channel) for both
 // queues, an RC QP whose every send is signaled, a send buffer with room
-// for the control messages after it, the target SGL array the peer
+// for the control messages and a message word after it, the target SGL array the peer
 // writes its credit updates into, and the receive buffer.
 type rsResources struct {
 	pd   *uverbs.PD
 	cc   *uverbs.CompChannel
 	cq   *uverbs.CQ
 	qp   *uverbs.QP
-	sbuf *membuf.Buffer // sbufSize data bytes, then QPCtrlSize SGEs
+	sbuf *membuf.Buffer // sbufSize data bytes, then QPCtrlSize SGEs, then a message word (sbufLen)
 	tbuf *membuf.Buffer // SGLSize SGEs, then iomapSize rs_iomaps, written by the peer
-	rbuf *membuf.Buffer // written by the peer
+	rbuf *membuf.Buffer // written by the peer; in msgSend, the receives' message slots after rbufSize bytes
 	smr  *membuf.MR
 	tmr  *membuf.MR
 	rmr  *membuf.MR
@@ -33,6 +35,8 @@ type rsResources struct {
 	inline             int    // the most bytes a send carries inline (sq_inline)
 	iomapSize          int    // entries of the target iomap array (set before setup)
 	portMTU            ib.MTU // the port's active MTU, announced in the connection data
+	mode               msgMode
+	recvNext           int // msgSend: the slot of the next receive posted
 }
 
 // setup makes the resources of a connection on id, whose device is known
@@ -64,6 +68,10 @@ func (r *rsResources) setup(id *rdma.ID, sz rsSizes) (err error) {
 		devMax = int(attr.MaxQPWR)
 	}
 	sz.fitQueues(devMax)
+	r.mode = modeOf(ctx.Device().Transport())
+	if r.mode == msgSend {
+		sz.inline = max(sz.inline, msgSize)
+	}
 	r.sqSize, r.rqSize = sz.sq, sz.rq
 	r.sbufSize, r.rbufSize = sz.sbuf, sz.rbuf
 	if r.pd, err = ctx.AllocPD(); err != nil {
@@ -75,13 +83,13 @@ func (r *rsResources) setup(id *rdma.ID, sz rsSizes) (err error) {
 	if r.cq, err = ctx.CreateCQ(uverbs.CQAttr{CQE: r.sqSize + r.rqSize, CompChannel: r.cc}); err != nil {
 		return err
 	}
-	if r.sbuf, err = membuf.New(r.sbufSize + rsproto.SGESize*rsproto.QPCtrlSize); err != nil {
+	if r.sbuf, err = membuf.New(r.sbufLen()); err != nil {
 		return err
 	}
 	if r.tbuf, err = membuf.New(rsproto.SGESize*rsproto.SGLSize + rsproto.IOMapSize*r.iomapSize); err != nil {
 		return err
 	}
-	if r.rbuf, err = membuf.New(r.rbufSize); err != nil {
+	if r.rbuf, err = membuf.New(r.rbufSize + r.mode.slots(r.rqSize)); err != nil {
 		return err
 	}
 	if r.smr, err = r.sbuf.Register(r.pd, uverbs.AccessLocalWrite); err != nil {
@@ -101,20 +109,16 @@ func (r *rsResources) setup(id *rdma.ID, sz rsSizes) (err error) {
 		return err
 	}
 	r.inline = r.qp.MaxInline() // what the QP took, which may be more (rs_create_ep reads it back)
+	if r.mode == msgSend && r.inline < msgSize {
+		return fmt.Errorf("the QP sends %d bytes inline, a message word needs %d: %w", r.inline, msgSize, unix.ENOTSUP)
+	}
 	for range r.rqSize {
-		if err := r.qp.PostRecv(&rsRecvWR); err != nil {
+		if err := r.postRecv(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
-
-// rsRecvWR is the one receive rsockets post: no buffer, since every
-// message is an RDMA WRITE WITH IMM (rs_post_recv).
-var rsRecvWR = uverbs.RecvWR{ID: rsRecvFlag}
-
-// rsRecvFlag marks receive work requests' ids (RS_WR_ID_FLAG_RECV).
-const rsRecvFlag = 1 << 63
 
 // close frees what setup made except the QP, which its id destroys:
 // call it after the id is closed. The memory regions go before their

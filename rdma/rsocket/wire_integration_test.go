@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmastack/rdmastack/internal/rxetest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // TestWireRsocketBulk moves 16 MiB through a Dial→Listen stream from one

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmastack/rdmastack/internal/rxetest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // TestWireRsocketNetem: with testenv.WireFaults (loss, reordering,

@@ -21,7 +21,7 @@ type module struct {
 	Root string // directory of go.mod
 	Path string // module path
 	// Base is the repository module's path: test binaries are named
-	// relative to it, and its internal/testenv marks the tests that need
+	// relative to it, and its internal/testkit/testenv marks the tests that need
 	// the VM. For the repository module it equals Path.
 	Base string
 }
@@ -222,7 +222,7 @@ func buildTestBinaries(ctx context.Context, m module, pkgs []testPackage, dir st
 
 // buildRaceTestBinaries builds, with the race detector, the test binary of
 // each package whose tests meet the kernel in the guest (they import the
-// module's internal/testenv) into dir. The race detector needs cgo: these
+// module's internal/testkit/testenv) into dir. The race detector needs cgo: these
 // binaries link the host's C library dynamically, which the guest has,
 // since it runs the host's root. Only test binaries are built so; the
 // commands stay static.
@@ -244,13 +244,13 @@ func buildRaceTestBinaries(ctx context.Context, m module, pkgs []testPackage, di
 }
 
 // usesTestenv reports whether a test file in dir imports the module's
-// internal/testenv, the gate of every test that needs the VM.
+// internal/testkit/testenv, the gate of every test that needs the VM.
 func usesTestenv(dir, modulePath string) (bool, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	if err != nil {
 		return false, err
 	}
-	imp := []byte(strconv.Quote(modulePath + "/internal/testenv"))
+	imp := []byte(strconv.Quote(modulePath + "/internal/testkit/testenv"))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {

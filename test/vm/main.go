@@ -34,7 +34,7 @@
 //	RDMASTACK_VM_DEVICES=<N>
 //	RDMASTACK_OUT=<dir>         writable; it is WORK/out/<release>-<N> on the host
 //
-// Wire tests (TestWire*, see internal/testenv.Wire) do not run there: test
+// Wire tests (TestWire*, see internal/testkit/testenv.Wire) do not run there: test
 // mode runs them last, in pairs of guests joined by a wire (an e1000 NIC on
 // a host UDP socket each, sending to the other's), every two kernels in
 // both orders and the oldest with itself (-wire-self), two pairs at a
@@ -59,7 +59,7 @@
 // vsiw1 (10.78.0.2/24) in the network namespace /run/netns/siwb, and
 // exports RDMASTACK_SIW_DEV, RDMASTACK_SIW_ADDR, RDMASTACK_SIW_PEER_DEV,
 // RDMASTACK_SIW_PEER_ADDR and RDMASTACK_SIW_PEER_NETNS (see
-// internal/testenv.SIW). Wire tests named SIW run in pairs of their own,
+// internal/testkit/testenv.SIW). Wire tests named SIW run in pairs of their own,
 // whose guests have siw0 on eth0 instead of rxe0 (RDMASTACK_WIRE_SIW_DEV).
 //
 // The work directory (-work, default a temporary one) holds bin/ (the

@@ -123,12 +123,12 @@ func TestUsesTestenv(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("a_test.go", "package a\n\nimport \"example.com/m/internal/testenvx\"\n")
-	write("a.go", "package a\n\nimport \"example.com/m/internal/testenv\"\n")
+	write("a_test.go", "package a\n\nimport \"example.com/m/internal/testkit/testenvx\"\n")
+	write("a.go", "package a\n\nimport \"example.com/m/internal/testkit/testenv\"\n")
 	if ok, err := usesTestenv(dir, "example.com/m"); err != nil || ok {
 		t.Errorf("no test file imports testenv: %v, %v; want false", ok, err)
 	}
-	write("b_test.go", "package a\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/internal/testenv\"\n)\n")
+	write("b_test.go", "package a\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/internal/testkit/testenv\"\n)\n")
 	if ok, err := usesTestenv(dir, "example.com/m"); err != nil || !ok {
 		t.Errorf("a test file imports testenv: %v, %v; want true", ok, err)
 	}

@@ -29,7 +29,7 @@ const (
 	siwRaceSuffix = "siw-race"
 )
 
-// The environment of a siw guest's payload, read by internal/testenv.SIW;
+// The environment of a siw guest's payload, read by internal/testkit/testenv.SIW;
 // a wire guest has envWireSIWDev.
 const (
 	envSIWDev       = "RDMASTACK_SIW_DEV"        // siw0, in this namespace

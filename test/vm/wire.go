@@ -21,7 +21,7 @@ import (
 // host), and rxe0 on that eth0, so that RoCE v2 frames cross a real NIC,
 // ARP and a second kernel (or siw0 instead, for the wire tests named SIW,
 // whose iWARP runs over the two kernels' TCP). A wire test (TestWire*,
-// internal/testenv.Wire) has two halves, one per guest, which meet over
+// internal/testkit/testenv.Wire) has two halves, one per guest, which meet over
 // the wire itself.
 
 const (
@@ -35,7 +35,7 @@ const (
 	wireBenchPrefix = "BenchmarkWire"
 )
 
-// The environment of a wire guest's payload, read by internal/testenv.Wire.
+// The environment of a wire guest's payload, read by internal/testkit/testenv.Wire.
 const (
 	envWireSide       = "RDMASTACK_WIRE_SIDE"        // 0 (side a) or 1 (side b)
 	envWireSelf       = "RDMASTACK_WIRE_SELF"        // this guest's address on eth0

@@ -3,7 +3,7 @@ package membuf_test
 import (
 	"testing"
 
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // TestIntegrationExamples runs ExampleBuffer_Register, which has no

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // BenchmarkUcmatoseResponsive measures testenv.Responsiveness (a 1 ms

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
-	"github.com/rdmastack/rdmastack/internal/rxetest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // wireLoad is how many connections TestWireUcmatoseLoad makes at once:

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
-	"github.com/rdmastack/rdmastack/internal/rxetest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // BenchmarkWirePerftest is BenchmarkPerftest across the wire of a test/vm

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmastack/rdmastack/internal/rxetest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // TestWirePerftest: each of the six programs, ours against perftest's

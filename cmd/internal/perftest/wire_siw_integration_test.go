@@ -10,8 +10,8 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/ib"
-	"github.com/rdmastack/rdmastack/internal/rxetest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/rdma"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // server runs our rcopy server over nw on a fresh port until the test

@@ -8,7 +8,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // ours is our riostream in-process; count replaces size_to_count when
@@ -32,6 +32,12 @@ func theirs(t testing.TB) cmtest.Side {
 func pair(t testing.TB, server, client cmtest.Side, extra ...string) (rs, rc cmtest.Result) {
 	t.Helper()
 	a, dev := cmtest.RxeAddr(t)
+	return pairOn(t, a, dev, server, client, extra...)
+}
+
+// pairOn is pair with the server on a, an address of device dev.
+func pairOn(t testing.TB, a netip.Addr, dev uint32, server, client cmtest.Side, extra ...string) (rs, rc cmtest.Result) {
+	t.Helper()
 	addr := netip.AddrPortFrom(a, cmtest.Port())
 	wait := func() error {
 		err := cmtest.WaitListen(dev, addr, 20*time.Second)

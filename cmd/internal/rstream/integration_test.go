@@ -10,7 +10,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 func theirs(t testing.TB) cmtest.Side {
@@ -25,21 +25,25 @@ func theirs(t testing.TB) cmtest.Side {
 func interop(t *testing.T, m mode) {
 	o, r := ours(nil), theirs(t)
 	for _, p := range [][2]cmtest.Side{{o, o}, {r, o}, {o, r}} {
-		t.Run(fmt.Sprintf("%v-%v", p[0], p[1]), func(t *testing.T) {
-			rs, rc := pair(t, m, p[0], p[1], "-S", "100000", "-C", "10", "-I", "2", "-T", "v")
-			want := []string{"custom    97k     10      2       3.8m    "}
-			if s, c := table(t, rs.Stdout), table(t, rc.Stdout); !slices.Equal(s, want) || !slices.Equal(c, want) {
-				t.Fatalf("server %q\nclient %q\nwant %q", s, c, want)
-			}
-			rs, rc = pair(t, m, p[0], p[1], "-C", "20", "-k", "3", "-T", "b")
-			ka := "Keepalive: ON\n  time: 3\n"
-			wantS := rsock.Header + ka + ka + "custom    1000    20      1       39k     "
-			wantC := rsock.Header + ka + "custom    1000    20      1       39k     "
-			if !strings.HasPrefix(rs.Stdout, wantS) || !strings.HasPrefix(rc.Stdout, wantC) ||
-				strings.Count(rs.Stdout, "\n") != 6 || strings.Count(rc.Stdout, "\n") != 4 {
-				t.Fatalf("-k: server\n%s\nclient\n%s", rs.Stdout, rc.Stdout)
-			}
-		})
+		t.Run(fmt.Sprintf("%v-%v", p[0], p[1]), func(t *testing.T) { interopPair(t, m, p[0], p[1]) })
+	}
+}
+
+// interopPair is interop's two runs for one pair of sides.
+func interopPair(t *testing.T, m mode, server, client cmtest.Side) {
+	t.Helper()
+	rs, rc := pair(t, m, server, client, "-S", "100000", "-C", "10", "-I", "2", "-T", "v")
+	want := []string{"custom    97k     10      2       3.8m    "}
+	if s, c := table(t, rs.Stdout), table(t, rc.Stdout); !slices.Equal(s, want) || !slices.Equal(c, want) {
+		t.Fatalf("server %q\nclient %q\nwant %q", s, c, want)
+	}
+	rs, rc = pair(t, m, server, client, "-C", "20", "-k", "3", "-T", "b")
+	ka := "Keepalive: ON\n  time: 3\n"
+	wantS := rsock.Header + ka + ka + "custom    1000    20      1       39k     "
+	wantC := rsock.Header + ka + "custom    1000    20      1       39k     "
+	if !strings.HasPrefix(rs.Stdout, wantS) || !strings.HasPrefix(rc.Stdout, wantC) ||
+		strings.Count(rs.Stdout, "\n") != 6 || strings.Count(rc.Stdout, "\n") != 4 {
+		t.Fatalf("-k: server\n%s\nclient\n%s", rs.Stdout, rc.Stdout)
 	}
 }
 

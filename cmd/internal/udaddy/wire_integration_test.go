@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
-	"github.com/rdmastack/rdmastack/internal/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
 )
 
 // TestWireUdaddy: 2 SIDR "connections" of 10 datagrams of 100 bytes

@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/rdmastack/rdmastack/exporter/collector"
-	"github.com/rdmastack/rdmastack/internal/rxetest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // BenchmarkScrape times one scrape of every RDMA device of the VM over

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmastack/rdmastack/internal/rxetest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // startUnprivileged runs this test binary as the exporter, as user nobody
@@ -133,4 +133,39 @@ func TestIntegrationPrometheus(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestIntegrationSIWPromtool: on the siw guest's iWARP devices, run as
+// nobody without capabilities, the exporter reports every device and port
+// (driver siw, no hardware counters to report), and "promtool check
+// metrics" finds nothing wrong with its output.
+func TestIntegrationSIWPromtool(t *testing.T) {
+	e := testenv.SIW(t)
+	addr := startUnprivileged(t, "--compat.node-exporter")
+	body, err := httpGet("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dev := range []string{e.Dev, e.PeerDev} {
+		for _, want := range []string{
+			`rdma_device_info{bus="",bus_address="",device="` + dev + `",driver="siw"`,
+			`rdma_port_info{device="` + dev + `",link_layer="Ethernet",netdev="`,
+			`rdma_port_active_mtu_bytes{device="` + dev + `",port="1"}`,
+			`node_infiniband_state_id{device="` + dev + `",port="1"} 4`,
+			`rdma_device_scrape_errors_total{device="` + dev + `"} 0`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("unprivileged scrape lacks %s", want)
+			}
+		}
+	}
+	if !strings.Contains(body, "rdma_up 1") || !strings.Contains(body, "rdma_scrape_errors_total 0") {
+		t.Error("unprivileged: rdma_up is not 1, or a scrape failed")
+	}
+	cmd := exec.Command(testenv.Oracle(t, "promtool"), "check", "metrics")
+	cmd.Stdin = strings.NewReader(body)
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
 }

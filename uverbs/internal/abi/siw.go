@@ -4,8 +4,13 @@ package abi
 // memory the process maps at the key the create command returned. No
 // indices are shared: a slot belongs to whoever its flags say.
 
-// SiwInvalUobjKey is SIW_INVAL_UOBJ_KEY: the queue has nothing to map
-// (a QP that receives through an SRQ).
+// SiwInvalUobjKey is SIW_INVAL_UOBJ_KEY, which the kernel leaves in a
+// response only on a create that failed. It is no sign of "nothing to
+// map": a context's mmap offsets are handed out from page 0, so its 145th
+// page is at this very offset, and a create that succeeds can return it
+// (libsiw refuses it, and fails every create from there on). What has no
+// queue is known otherwise: a QP that receives through an SRQ has no
+// receive queue (its rq_key is 0).
 const SiwInvalUobjKey = 0x08FFFF + 1
 
 // SiwMaxSge is SIW_MAX_SGE; SiwMaxInline is SIW_MAX_INLINE, the inline

@@ -45,12 +45,13 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 }
 
 // StartRCServer runs rdma-core's ibv_rc_pingpong as a server on dev and TCP
-// port: it creates an RC QP (with a PD, CQ and MR) and waits for a client
-// that never comes. It returns the QP's number as iproute2 lists it for
-// the tool's pid.
-func StartRCServer(t testing.TB, dev string, port int) uint32 {
+// port, with GID index gidx (1 on rxe, whose index 0 is the link-local
+// address; 0 on siw, which has only its MAC's): it creates an RC QP (with
+// a PD, CQ and MR) and waits for a client that never comes. It returns
+// the QP's number as iproute2 lists it for the tool's pid.
+func StartRCServer(t testing.TB, dev string, gidx, port int) uint32 {
 	t.Helper()
-	cmd := Start(t, "ibv_rc_pingpong", "-d", dev, "-g", "1", "-p", strconv.Itoa(port))
+	cmd := Start(t, "ibv_rc_pingpong", "-d", dev, "-g", strconv.Itoa(gidx), "-p", strconv.Itoa(port))
 	rdma := Oracle(t, "rdma")
 	var lqpn uint32
 	WaitFor(t, "ibv_rc_pingpong's QP", func() bool {
