@@ -82,7 +82,7 @@ func BenchmarkWirePerftest(b *testing.B) {
 				return f
 			}
 			for range b.N {
-				o, t := cmtest.WireABBA(rounds, ours, theirs, run)
+				o, t := cmtest.ABBAMedians(rounds, ours, theirs, run)
 				b.ReportMetric(o, tg.unit+"-ours")
 				b.ReportMetric(t, tg.unit+"-perftest")
 				b.ReportMetric(o/t, "ratio-ours/perftest")

@@ -34,18 +34,7 @@ func BenchmarkSIWRstream(b *testing.B) {
 				return float64(c.size) / us
 			}
 			for range b.N {
-				mbps(r) // warm-up
-				var ours, theirs []float64
-				for i := range rounds {
-					if i%4 == 1 || i%4 == 2 {
-						theirs = append(theirs, mbps(r))
-						ours = append(ours, mbps(o))
-					} else {
-						ours = append(ours, mbps(o))
-						theirs = append(theirs, mbps(r))
-					}
-				}
-				mo, mt := cmtest.Median(ours), cmtest.Median(theirs)
+				mo, mt := cmtest.ABBAMedians(rounds, o, r, mbps)
 				b.ReportMetric(mo, "MBps-ours")
 				b.ReportMetric(mt, "MBps-rdmacore")
 				b.ReportMetric(mo/mt, "ratio-ours/rdmacore")

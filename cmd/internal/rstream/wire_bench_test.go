@@ -69,7 +69,7 @@ func BenchmarkWireRstream(b *testing.B) {
 		b.Run("size="+strconv.Itoa(c.size), func(b *testing.B) {
 			r := &wireRstream{w: w, dev: dev, size: c.size, count: c.count}
 			for range b.N {
-				mo, mt := cmtest.WireABBA(4, o, t, func(s cmtest.Side) float64 { return r.run(b, s) })
+				mo, mt := cmtest.ABBAMedians(4, o, t, func(s cmtest.Side) float64 { return r.run(b, s) })
 				b.ReportMetric(mo, "MBps-ours")
 				b.ReportMetric(mt, "MBps-rdmacore")
 				b.ReportMetric(mo/mt, "ratio-ours/rdmacore")
@@ -110,7 +110,7 @@ func BenchmarkWireRstreamFaults(b *testing.B) {
 			w.Netem(b, f.netem)
 			r := &wireRstream{w: w, dev: dev, size: 64 << 10, count: f.count}
 			for range b.N {
-				mo, mt := cmtest.WireABBA(f.rounds, o, t, func(s cmtest.Side) float64 { return r.run(b, s) })
+				mo, mt := cmtest.ABBAMedians(f.rounds, o, t, func(s cmtest.Side) float64 { return r.run(b, s) })
 				if f.name == "clean" {
 					cleanO, cleanT = mo, mt
 				}

@@ -154,3 +154,26 @@ func Median(v []float64) float64 {
 	}
 	return s[len(s)/2]
 }
+
+// ABBAMedians runs rounds runs of ours and of theirs (across the wire or
+// in one guest), alternating in ABBA order (after one warm-up run of theirs), where run
+// makes one and returns its figure (MB/s, Mpps: more is better, or µs:
+// less is), and returns the medians.
+func ABBAMedians(rounds int, ours, theirs Side, run func(s Side) float64) (o, t float64) {
+	run(theirs)
+	var os, ts []float64
+	for r := range rounds {
+		order := []Side{ours, theirs}
+		if r%4 == 1 || r%4 == 2 {
+			order = []Side{theirs, ours}
+		}
+		for _, s := range order {
+			if s.Name == ours.Name {
+				os = append(os, run(s))
+			} else {
+				ts = append(ts, run(s))
+			}
+		}
+	}
+	return Median(os), Median(ts)
+}
