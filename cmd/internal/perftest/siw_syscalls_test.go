@@ -1,0 +1,135 @@
+package perftest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
+	"github.com/rdmastack/rdmastack/internal/testenv"
+)
+
+// sysCounts is what strace saw one process (and its threads) call.
+type sysCounts struct {
+	calls     map[string]int // by system call name
+	doorbells int            // POST_SEND writes on a uverbs char device
+	total     int
+}
+
+// straceCall is the start of a traced call in `strace -f -y -x -s 4`'s
+// output: "PID  name(" (a resumed call's "<... name resumed>" is not).
+var straceCall = regexp.MustCompile(`^\d+\s+([a-z_0-9]+)\(`)
+
+// parseStrace counts the calls of an strace -f -y -x -s 4 log. A
+// doorbell is a write(2) to /dev/infiniband/uverbs* whose command word
+// (the first four bytes, little-endian) is IB_USER_VERBS_CMD_POST_SEND
+// (28): libsiw's and ours carry no work request, the queue is mapped.
+func parseStrace(log string) sysCounts {
+	c := sysCounts{calls: map[string]int{}}
+	for _, line := range strings.Split(log, "\n") {
+		m := straceCall.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		c.calls[m[1]]++
+		c.total++
+		if m[1] == "write" && strings.Contains(line, "</dev/infiniband/uverbs") && strings.Contains(line, `"\x1c\x00\x00\x00"`) {
+			c.doorbells++
+		}
+	}
+	return c
+}
+
+func (c sysCounts) String() string {
+	names := make([]string, 0, len(c.calls))
+	for n := range c.calls {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return c.calls[names[i]] > c.calls[names[j]] })
+	var b strings.Builder
+	fmt.Fprintf(&b, "total %d, doorbells %d:", c.total, c.doorbells)
+	for _, n := range names {
+		fmt.Fprintf(&b, " %s=%d", n, c.calls[n])
+	}
+	return b.String()
+}
+
+// straced is side run under strace (a shell script in dir that execs
+// strace on the side's program), writing its log to dir/name.log.
+func straced(tb testing.TB, dir, name string, s cmtest.Side) (cmtest.Side, string) {
+	tb.Helper()
+	strace := testenv.Oracle(tb, "strace")
+	log := filepath.Join(dir, name+".log")
+	script := filepath.Join(dir, name+".sh")
+	body := fmt.Sprintf("#!/bin/sh\nexec %s -f -y -x -s 4 -o %s %s \"$@\"\n", strace, log, s.Oracle)
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	s.Oracle = script
+	return s, log
+}
+
+// TestIntegrationSIWPerftestSyscalls counts, under strace, the system
+// calls each side of ours and of perftest's (libsiw) makes per message
+// on Soft-iWARP: the POST_SEND doorbells, and what the runtime adds.
+// Both providers ring only when the kernel is no longer at work on the
+// send queue (the SQE before the new ones is not VALID), so ours rings
+// no more often than libsiw, within what scheduling varies. Ours runs
+// as the drop-ins do (a spare P, cmnode.KeepSpareP) and, for the
+// record, with GOMAXPROCS=1 as before they kept one.
+func TestIntegrationSIWPerftestSyscalls(t *testing.T) {
+	e, dev := cmtest.SIW(t)
+	const n = 200
+	for _, tc := range []struct {
+		prog string
+		args []string
+	}{
+		{"ib_write_bw", []string{"-s", "65536"}},
+		{"ib_send_bw", []string{"-s", "65536"}},
+		{"ib_read_bw", []string{"-s", "65536"}},
+		{"ib_write_lat", nil},
+	} {
+		t.Run(tc.prog, func(t *testing.T) {
+			ours, theirs := cmtest.Binaries(t, tc.prog)
+			args := append(append([]string(nil), tc.args...), "-n", strconv.Itoa(n))
+			dir := t.TempDir()
+			got := map[string]sysCounts{}
+			oneP := ours
+			oneP.Name, oneP.Env = "ours-1P", append(oneP.Env, "GOMAXPROCS=1")
+			for _, who := range []cmtest.Side{ours, oneP, theirs} {
+				s, sl := straced(t, dir, who.Name+"-server", who)
+				c, cl := straced(t, dir, who.Name+"-client", who)
+				rs, rc := siwPair(t, e, dev, tc.prog, s, c, args...)
+				for role, l := range map[string]string{"server": sl, "client": cl} {
+					b, err := os.ReadFile(l)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got[who.Name+"-"+role] = parseStrace(string(b))
+				}
+				t.Logf("%s: server csw %d cpu %v, client csw %d cpu %v", who.Name,
+					rs.Usage.Switches(), rs.Usage.CPU, rc.Usage.Switches(), rc.Usage.CPU)
+			}
+			for _, role := range []string{"server", "client"} {
+				o, o1, c := got[ours.Name+"-"+role], got[oneP.Name+"-"+role], got[theirs.Name+"-"+role]
+				t.Logf("%s %s per message: doorbells ours %.3f (one P %.3f) libsiw %.3f, calls ours %.2f (one P %.2f) libsiw %.2f\n ours: %v\n ours, one P: %v\n libsiw: %v",
+					tc.prog, role, float64(o.doorbells)/n, float64(o1.doorbells)/n, float64(c.doorbells)/n,
+					float64(o.total)/n, float64(o1.total)/n, float64(c.total)/n, o, o1, c)
+				if tc.prog == "ib_write_lat" && c.doorbells < n/2 {
+					// Each side posts one WRITE at a time to an idle queue.
+					t.Errorf("%s %s: libsiw rang %d doorbells for %d messages: is the log read right?", tc.prog, role, c.doorbells, n)
+				}
+				// Scheduling moves a doorbell or two either way; more
+				// than a tenth of the messages' is a different rule.
+				if o.doorbells > c.doorbells+n/10 {
+					t.Errorf("%s %s: %d doorbells for %d messages, libsiw %d", tc.prog, role, o.doorbells, n, c.doorbells)
+				}
+			}
+		})
+	}
+}
