@@ -124,10 +124,21 @@ func TestIntegrationSIWPerftestSyscalls(t *testing.T) {
 					// Each side posts one WRITE at a time to an idle queue.
 					t.Errorf("%s %s: libsiw rang %d doorbells for %d messages: is the log read right?", tc.prog, role, c.doorbells, n)
 				}
-				// Scheduling moves a doorbell or two either way; more
-				// than a tenth of the messages' is a different rule.
-				if o.doorbells > c.doorbells+n/10 {
-					t.Errorf("%s %s: %d doorbells for %d messages, libsiw %d", tc.prog, role, o.doorbells, n, c.doorbells)
+				// One WRITE at a time rings once each, with either
+				// provider: the counts match. With 64 KiB messages in
+				// flight, how often the kernel has drained the queue
+				// when the next is posted is timing, and a slower poster
+				// finds it drained more often (measured on 6.12 under
+				// strace: WRITE 0.33 a message ours, 0.47 with one P,
+				// 0.17 libsiw; READ 0.8 all three): there, no more than
+				// one a message besides the setup's (libsiw's server
+				// count, which posts nothing in the test).
+				limit := c.doorbells + 2
+				if tc.prog != "ib_write_lat" {
+					limit = got[theirs.Name+"-server"].doorbells + n
+				}
+				if o.doorbells > limit || o1.doorbells > limit {
+					t.Errorf("%s %s: %d doorbells (one P %d) for %d messages, libsiw %d", tc.prog, role, o.doorbells, o1.doorbells, n, c.doorbells)
 				}
 			}
 		})
