@@ -18,6 +18,5 @@ func main() { cmnode.Exit(os.Stderr, run(os.Stdout, os.Args)) }
 // run is the program for argv (argv[0] is the name it reports itself
 // by, as perftest uses its own argv[0]).
 func run(stdout io.Writer, argv []string) error {
-	cmnode.KeepSpareP() // siw transmits inside the doorbell: see KeepSpareP
 	return perftest.Command("ib_send_lat", stdout, os.Stderr, argv)
 }

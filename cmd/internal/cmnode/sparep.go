@@ -13,12 +13,8 @@ import (
 // or woken for the purpose), and the thread has to take it back when
 // the call returns: several context switches a command, where the C
 // programs' thread just sleeps. With an idle P, sysmon leaves a
-// thread in a system call alone (for up to 10 ms), and backs off to its
-// 10 ms tick when it has nothing to take. The perftest drop-ins need it
-// most: on Soft-iWARP the POST_SEND doorbell transmits the send queue
-// over TCP inside the system call (siw_qp_sq_process), and on 6.1's rxe
-// it runs the requester there. The commands call it first; the library
-// leaves GOMAXPROCS to its users.
+// thread in a system call alone (for up to 10 ms). The commands call
+// it first; the library leaves GOMAXPROCS to its users.
 func KeepSpareP() {
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set && runtime.GOMAXPROCS(0) < 2 {
 		runtime.GOMAXPROCS(2)
