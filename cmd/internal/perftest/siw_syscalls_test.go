@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // sysCounts is what strace saw one process (and its threads) call.
