@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 // RTS): the server on siw0, the client on siw1 in the peer namespace
 // (client must be a program side: ours as a process or perftest's),
 // and fails tb unless both end well. A side that is the test binary
-// itself (cmtest.Self, which sets Env) gets the program's name first.
+// itself (cmtest.Self) gets the program's name first.
 func siwPair(tb testing.TB, e *testenv.SIWEnv, dev uint32, prog string, server, client cmtest.Side, extra ...string) (rs, rc cmtest.Result) {
 	tb.Helper()
 	rs, rc = siwPairNoFail(tb, e, dev, prog, server, client, extra...)
@@ -45,7 +45,7 @@ func siwPairNoFail(tb testing.TB, e *testenv.SIWEnv, dev uint32, prog string, se
 	port := int(nextPort.Add(1))
 	common := append([]string{"-R", "-F", "-p", strconv.Itoa(port)}, extra...)
 	args := func(s cmtest.Side, a []string) []string {
-		if s.Env != nil { // the test binary as ours: the program first
+		if s.IsSelf() { // the test binary as ours: the program first
 			return append([]string{prog}, a...)
 		}
 		return a
@@ -113,6 +113,9 @@ func TestIntegrationSIWPerftest(t *testing.T) {
 // peer namespace), in rounds (PT_ROUNDS, default 4) in ABBA order: the
 // clients' average MB/s of send, write and read bandwidth at 64 KiB and
 // the t_typical µs of write latency. b.N is each run's iterations (-n).
+// Ours also runs with a spare P (GOMAXPROCS=2, "2P", as ucmatose and
+// cmtime keep with cmnode.KeepSpareP) for the record: on siw it costs
+// (docs/benchmarks.md), so the perftest drop-ins keep the default.
 //
 //	go run ./test/vm test -unit=false -race none -wire=false -scale '' -- -test.run XXX -test.bench SIWPerftest -test.benchtime 2000x
 func BenchmarkSIWPerftest(b *testing.B) {
@@ -135,8 +138,10 @@ func BenchmarkSIWPerftest(b *testing.B) {
 			}
 			ours, theirs := cmtest.Binaries(b, tg.prog)
 			args := append(append([]string(nil), tg.args...), "-n", strconv.Itoa(max(b.N, 5)))
-			var o, t []float64
-			cmtest.Alternate(rounds, [][2]cmtest.Side{{ours, ours}, {theirs, theirs}}, func(server, client cmtest.Side) {
+			twoP := ours
+			twoP.Name, twoP.Env = "ours-2P", append(twoP.Env, "GOMAXPROCS=2")
+			var o, o2, t []float64
+			cmtest.Alternate(rounds, [][2]cmtest.Side{{ours, ours}, {theirs, theirs}, {twoP, twoP}}, func(server, client cmtest.Side) {
 				_, rc := siwPair(b, e, dev, tg.prog, server, client, args...)
 				re := bwRow
 				if tg.lat {
@@ -147,16 +152,20 @@ func BenchmarkSIWPerftest(b *testing.B) {
 					b.Fatalf("%v: no row:\n%s", client, rc.Stdout)
 				}
 				v, _ := strconv.ParseFloat(strings.TrimSpace(m[tg.col]), 64)
-				if server.Name == ours.Name {
+				switch server.Name {
+				case ours.Name:
 					o = append(o, v)
-				} else {
+				case twoP.Name:
+					o2 = append(o2, v)
+				default:
 					t = append(t, v)
 				}
 			})
-			mo, mt := median(o), median(t)
+			mo, mo2, mt := median(o), median(o2), median(t)
 			b.ReportMetric(mo, tg.unit+"-ours")
 			b.ReportMetric(mt, tg.unit+"-perftest")
 			b.ReportMetric(mo/mt, "ratio-ours/perftest")
+			b.ReportMetric(mo2/mt, "ratio-ours-2P/perftest")
 		})
 	}
 }

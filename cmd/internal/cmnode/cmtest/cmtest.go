@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -147,6 +148,10 @@ func Self(name string) Side {
 	}
 	return Side{Name: name, Oracle: exe, Env: []string{selfEnv + "=1"}}
 }
+
+// IsSelf says whether s is the test binary as ours (Self), which takes
+// the program's name as its first argument.
+func (s Side) IsSelf() bool { return slices.Contains(s.Env, selfEnv+"=1") }
 
 // RunSelf, called first in TestMain, runs main with the process's
 // arguments and exits when the process is a Self side; otherwise it
