@@ -307,3 +307,30 @@ func TestMsgSendAwaitInitiator(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMsgSendMuteShutdown: closing a responder whose initiator never
+// spoke (the Listener's handshake timing out on it) neither sends
+// anything nor waits for a control slot that never comes.
+func TestMsgSendMuteShutdown(t *testing.T) {
+	c := engineConnMode(t, msgSend, 4, 1024)
+	wrs, _ := recorded(c)
+	c.flow.mute = true
+	c.linger = -1
+	until := newDeadline() // never: the wait must not be what ends it
+	defer until.stop()
+	done := make(chan struct{})
+	go func() {
+		c.mu.Lock()
+		c.shutdownLocked(true, true, until, nil)
+		c.mu.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the shutdown of a mute responder waits for a control slot")
+	}
+	if len(*wrs) != 0 {
+		t.Fatalf("a mute responder's shutdown posted %+v", *wrs)
+	}
+}
