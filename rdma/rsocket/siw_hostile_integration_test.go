@@ -34,7 +34,13 @@ import (
 // there: a client with its QP and buffers that never sends its first
 // message, which an iWARP listener waits for. It returns the client, to
 // Close, and when its request went.
-func stallDial(ctx context.Context, dst netip.AddrPort) (_ *Conn, sent time.Time, err error) {
+func stallDial(ctx context.Context, dst netip.AddrPort) (*Conn, time.Time, error) {
+	return stallDialData(ctx, dst, nil)
+}
+
+// stallDialData is stallDial with data as the request's private data
+// (nil: the client's own connection data).
+func stallDialData(ctx context.Context, dst netip.AddrPort, data []byte) (_ *Conn, sent time.Time, err error) {
 	ch, err := rdma.CreateEventChannel()
 	if err != nil {
 		return nil, sent, err
@@ -71,9 +77,12 @@ func stallDial(ctx context.Context, dst netip.AddrPort) (_ *Conn, sent time.Time
 		return nil, sent, err
 	}
 	c = newConn(id, ch, res)
-	cd := c.ourConnData()
+	if data == nil {
+		cd := c.ourConnData()
+		data = cd.Marshal()
+	}
 	sent = time.Now()
-	if err := id.Connect(ctx, &rdma.ConnParam{PrivateData: cd.Marshal(), FlowControl: 1, RetryCount: 7,
+	if err := id.Connect(ctx, &rdma.ConnParam{PrivateData: data, FlowControl: 1, RetryCount: 7,
 		RNRRetryCount: 7, InitiatorDepth: 1}); err != nil {
 		return nil, sent, err
 	}
@@ -289,6 +298,43 @@ func TestIntegrationSIWRSAcceptStalled(t *testing.T) {
 				objs, objs0, g, g0, pending)
 		}
 	}
+}
+
+// TestIntegrationSIWRSAcceptGarbage: requests whose rsocket connection
+// data does not parse (too short, another version) are rejected at once,
+// each Dial failing with ECONNREFUSED as on rxe (siw's MPA reject comes
+// as ECONNRESET), and leave nothing; a good client then gets through.
+func TestIntegrationSIWRSAcceptGarbage(t *testing.T) {
+	const timeout = time.Minute
+	e, l, _ := siwHostileSetup(t, ListenConfig{HandshakeTimeout: timeout, KeepAlive: -1})
+	dst := l.Addr().(*Addr).AddrPort()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e.InPeer(t, func() {
+		for i := range 8 {
+			data := []byte("garbage!")
+			if i%2 == 1 {
+				data = append(rsValidConnData(), make([]byte, 16)...)
+				data[0] = 0x55 // rsocket version 0x55
+			}
+			c, sent, err := stallDialData(ctx, dst, data)
+			if c != nil {
+				c.Close()
+			}
+			if !errors.Is(err, unix.ECONNREFUSED) {
+				t.Errorf("connection data %q: %v, want ECONNREFUSED", data, err)
+				return
+			}
+			if time.Since(sent) >= timeout/4 {
+				t.Errorf("connection data %q rejected after %v", data, time.Since(sent))
+			}
+		}
+	})
+	if p := l.hs.inFlight(); p != 0 {
+		t.Fatalf("%d handshakes pending after the garbage", p)
+	}
+	cli, srv := siwHonest(t, e, l, &Dialer{KeepAlive: -1})
+	echoOnce(t, cli, srv, "after the garbage")
 }
 
 // TestIntegrationSIWRSStalledKilled: a client process that connects and
