@@ -72,7 +72,10 @@ func stallDialData(ctx context.Context, dst netip.AddrPort, data []byte) (_ *Con
 	if _, err := awaitEvent(ctx, id, rdma.EventRouteResolved); err != nil {
 		return nil, sent, err
 	}
-	var d Dialer
+	// The least buffers: siw on 6.1 pins a process's MRs within
+	// RLIMIT_MEMLOCK (8 MiB in the guest), root or not, and the tests
+	// hold many of these, and the listener's ends, in one process.
+	d := Dialer{ReadBuffer: minBuf, WriteBuffer: minBuf}
 	if err := res.setup(id, d.sizes()); err != nil {
 		return nil, sent, err
 	}
@@ -179,7 +182,8 @@ func TestIntegrationSIWRSAcceptStalled(t *testing.T) {
 	if testenv.Race {
 		timeout = 30 * time.Second
 	}
-	lc := ListenConfig{HandshakeTimeout: timeout, MaxHandshakes: n + 1, KeepAlive: -1}
+	lc := ListenConfig{HandshakeTimeout: timeout, MaxHandshakes: n + 1, KeepAlive: -1,
+		ReadBuffer: minBuf, WriteBuffer: minBuf} // see stallDialData
 	e, l, devs := siwHostileSetup(t, lc)
 	nl, err := nldev.Dial()
 	if err != nil {
