@@ -89,6 +89,20 @@ func (r RejectReason) Error() string { return "rejected: " + r.String() }
 // Is makes a reject match unix.ECONNREFUSED.
 func (r RejectReason) Is(target error) bool { return target == unix.ECONNREFUSED }
 
+// RejectErrno is the status of a REJECTED event on iWARP, where iw_cm
+// gives the kernel's negative errno instead of an IB CM reason (siw: an
+// MPA reject comes as ECONNRESET, a refused TCP connection as
+// ECONNREFUSED). As an error it matches unix.ECONNREFUSED, as
+// librdmacm's synchronous calls report every REJECTED, and its errno.
+type RejectErrno unix.Errno
+
+func (e RejectErrno) Error() string { return "rejected: " + unix.Errno(e).Error() }
+
+// Is makes a reject match unix.ECONNREFUSED and its errno.
+func (e RejectErrno) Is(target error) bool {
+	return target == unix.ECONNREFUSED || target == unix.Errno(e)
+}
+
 // SIDRStatus is the status of a UD (SIDR) reply that refused a request,
 // which an UNREACHABLE event on a UD id carries (enum ib_cm_sidr_status).
 // As an error it matches unix.ECONNREFUSED.
@@ -132,7 +146,8 @@ type Event struct {
 
 	// Status is nil, or why the event failed: a unix.Errno (ETIMEDOUT,
 	// ENETUNREACH, ...) from the kernel's negative status, a RejectReason
-	// for REJECTED, a SIDRStatus for a UD UNREACHABLE.
+	// for REJECTED (a RejectErrno on iWARP), a SIDRStatus for a UD
+	// UNREACHABLE.
 	Status error
 
 	// ID is the id the event is for; for CONNECT_REQUEST it is the new id
@@ -190,6 +205,8 @@ func decodeEvent(r *ucma.EventResp, ud bool) rawEvent {
 	case status == 0:
 	case e.typ == EventRejected && status > 0:
 		e.status = RejectReason(status)
+	case e.typ == EventRejected && status < 0:
+		e.status = RejectErrno(-status)
 	case e.typ == EventUnreachable && status > 0:
 		e.status = SIDRStatus(status)
 	case status < 0:

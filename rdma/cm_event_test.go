@@ -27,6 +27,13 @@ func TestDecodeEventStatus(t *testing.T) {
 	if e := decodeEvent(r, false); e.status != RejectInvalidServiceID || !errors.Is(e.status, unix.ECONNREFUSED) || e.uid != 7 || e.handle != 3 {
 		t.Errorf("REJECTED 8: %+v", e)
 	}
+	// iWARP: iw_cm passes the provider's errno (siw: -ECONNRESET for an
+	// MPA reject); a reject all the same.
+	r = &ucma.EventResp{Event: ucma.RDMA_CM_EVENT_REJECTED, Status: neg(unix.ECONNRESET)}
+	if e := decodeEvent(r, false); e.status != RejectErrno(unix.ECONNRESET) || !errors.Is(e.status, unix.ECONNREFUSED) ||
+		!errors.Is(e.status, unix.ECONNRESET) || errors.Is(e.status, unix.ETIMEDOUT) {
+		t.Errorf("REJECTED -ECONNRESET: %v", e.status)
+	}
 	r = &ucma.EventResp{Event: ucma.RDMA_CM_EVENT_UNREACHABLE, Status: neg(unix.ETIMEDOUT)}
 	if e := decodeEvent(r, false); !errors.Is(e.status, unix.ETIMEDOUT) {
 		t.Errorf("UNREACHABLE -ETIMEDOUT: %v", e.status)

@@ -56,7 +56,8 @@
 // (INIT_QP_ATTR); GetEvent completes an active connection when the reply
 // comes and reports it as ESTABLISHED. Event statuses are typed errors: a
 // unix.Errno, or for REJECTED a RejectReason (RejectInvalidServiceID when
-// nobody listens), which matches unix.ECONNREFUSED. Closing an id never
+// nobody listens; on iWARP a RejectErrno), which matches
+// unix.ECONNREFUSED. Closing an id never
 // waits for its events to be acknowledged; Ack is accounting only.
 //
 // An id made by the package-level CreateID has a channel of its own and

@@ -378,7 +378,11 @@ func (c *conn) shutdownLocked(wr, rd bool, until *deadline, stop <-chan struct{}
 		c.broadcast()
 		return // reading stopped, writing goes on: the peer needs not know
 	}
-	if !c.ctrlAvail() {
+	// A mute responder (iWARP: the initiator has not spoken yet) may
+	// send nothing, and never may if the initiator never speaks: it
+	// tells nothing and waits for nothing; closing the id ends the
+	// connection.
+	if !c.ctrlAvail() && !f.mute {
 		c.lingerWait(until, stop, func() bool { return c.ctrlAvail() || !f.connected })
 	}
 	if f.connected && c.ctrlAvail() {

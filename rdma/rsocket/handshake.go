@@ -11,7 +11,8 @@ import (
 // Defaults of ListenConfig's handshake bounds.
 const (
 	// DefaultHandshakeTimeout bounds one accepted connection's handshake
-	// (its resources, the accept, the wait for the client's RTU) when
+	// (its resources, the accept, the wait for the client's RTU, or on
+	// iWARP its first message) when
 	// ListenConfig leaves HandshakeTimeout 0.
 	DefaultHandshakeTimeout = 10 * time.Second
 	// DefaultMaxHandshakes is how many connections a Listener holds

@@ -3,12 +3,13 @@ package rsocket
 import (
 	"context"
 	"errors"
-	"github.com/rdmastack/rdmastack/rdma"
+	"fmt"
 	"net"
 	"sync"
 	"time"
 
 	"github.com/rdmastack/rdmastack/ib"
+	"github.com/rdmastack/rdmastack/rdma"
 	"github.com/rdmastack/rdmastack/rdma/internal/rsproto"
 )
 
@@ -24,9 +25,10 @@ type ListenConfig struct {
 	// PollTime is the accepted connections' polling time, as Dialer's.
 	PollTime time.Duration
 	// HandshakeTimeout bounds each connection's handshake, from its
-	// request to the client's RTU (ESTABLISHED): a client that stalls
-	// is rejected and everything made for it freed. 0 or less means
-	// DefaultHandshakeTimeout.
+	// request to the client's RTU (ESTABLISHED), or on iWARP, where the
+	// connection is established first, to its first message: a client
+	// that stalls is rejected (on iWARP disconnected) and everything made
+	// for it freed. 0 or less means DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
 	// MaxHandshakes bounds the connections the listener holds before
 	// Accept takes them, handshaking or established: a request beyond
@@ -201,9 +203,9 @@ func (l *Listener) requests(ctx context.Context) {
 // fails, child and everything made for it are gone.
 func (l *Listener) handshake(ctx context.Context, child *rdma.ID, peer rsproto.ConnData) (_ *Conn, err error) {
 	var res rsResources
-	accepted := false
+	accepted, running := false, false
 	defer func() {
-		if err != nil {
+		if err != nil && !running {
 			// Closing the id rejects the request. Before the accept an
 			// explicit reject says the same; after it, a REJECT would
 			// leave the kernel retrying its REP for a minute (DESTROY_ID
@@ -239,6 +241,12 @@ func (l *Listener) handshake(ctx context.Context, child *rdma.ID, peer rsproto.C
 		return nil, err
 	}
 	c.run(peer, l.opts)
+	running = true
+	// On iWARP the connection is established before the client says
+	// anything; its first message (mute lifted) ends the handshake.
+	if err := c.awaitInitiator(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("rdma: the client's first message: %w", err), c.close())
+	}
 	return c, nil
 }
 

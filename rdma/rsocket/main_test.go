@@ -19,6 +19,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, peerMain(addr))
 		os.Exit(1)
 	}
+	if addr := os.Getenv(stallEnv); addr != "" {
+		fmt.Fprintln(os.Stderr, stallMain(addr))
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
 }
 

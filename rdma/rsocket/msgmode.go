@@ -1,6 +1,7 @@
 package rsocket
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 
@@ -143,3 +144,37 @@ func (r *rsResources) wordSlot() int { return r.sbufSize + rsproto.SGESize*rspro
 // sbufLen is the send buffer's length: the data, the control SGEs, the
 // word slot.
 func (r *rsResources) sbufLen() int { return r.wordSlot() + msgSize }
+
+// errSilentInitiator is why an iWARP responder's handshake ends when the
+// initiator left before its first message.
+var errSilentInitiator = fmt.Errorf("the initiator left before its first message: %w", errReset)
+
+// awaitInitiator waits until a mute responder heard the initiator's first
+// message (at once when not mute), the connection failed, or ctx ended.
+// On iWARP that message is what the RTU is on InfiniBand: the Listener's
+// handshake waits for it under its timeout, so that an initiator that
+// connects and never speaks holds a handshake slot, never an accepted
+// Conn that can send nothing.
+func (c *conn) awaitInitiator(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		switch {
+		case c.flow.err != nil:
+			return c.flow.err
+		case !c.flow.mute:
+			return nil
+		case !c.flow.connected:
+			return errSilentInitiator
+		}
+		ch := c.changed
+		c.mu.Unlock()
+		select {
+		case <-ch:
+			c.mu.Lock()
+		case <-ctx.Done():
+			c.mu.Lock()
+			return ctx.Err()
+		}
+	}
+}

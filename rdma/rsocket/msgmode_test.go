@@ -1,9 +1,13 @@
 package rsocket
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/rdma/internal/rsproto"
 	"github.com/rdmastack/rdmastack/uverbs"
@@ -243,5 +247,90 @@ func TestMsgSendMute(t *testing.T) {
 	c.updateCredits()
 	if len(*wrs) != 2 || !c.canSend() {
 		t.Fatalf("after the first message: %d posts, canSend %v", len(*wrs), c.canSend())
+	}
+}
+
+// TestMsgSendAwaitInitiator: the Listener's handshake on iWARP waits for
+// the initiator's first message under its context: it ends when the
+// message comes, when ctx ends (a client that never speaks), or when the
+// connection fails or the initiator leaves before it spoke.
+func TestMsgSendAwaitInitiator(t *testing.T) {
+	mute := func() *conn {
+		c := engineConnMode(t, msgSend, 4, 1024)
+		c.flow.mute = true
+		return c
+	}
+	ctx := context.Background()
+
+	c := mute()
+	done := make(chan error, 1)
+	go func() { done <- c.awaitInitiator(ctx) }()
+	select {
+	case err := <-done:
+		t.Fatalf("returned %v before the initiator spoke", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	c.mu.Lock()
+	c.complete(sentWC(c, 0, rsproto.MakeMsg(rsproto.OpSGL, 4)))
+	c.broadcast()
+	c.mu.Unlock()
+	if err := <-done; err != nil {
+		t.Fatalf("after the first message: %v", err)
+	}
+
+	c = mute()
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	if err := c.awaitInitiator(tctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("an initiator that never speaks: %v, want the context's deadline", err)
+	}
+
+	c = mute()
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		c.mu.Lock()
+		c.complete(sentWC(c, 1, rsproto.MakeMsg(rsproto.Op(1), 0))) // no such op
+		c.mu.Unlock()
+	}()
+	if err := c.awaitInitiator(ctx); !errors.Is(err, rsproto.ErrMalformed) {
+		t.Fatalf("a first message that breaks the protocol: %v, want ErrMalformed", err)
+	}
+
+	c = mute()
+	c.flow.connected = false
+	if err := c.awaitInitiator(ctx); !errors.Is(err, unix.ECONNRESET) {
+		t.Fatalf("an initiator gone before it spoke: %v, want ECONNRESET", err)
+	}
+
+	c = engineConnMode(t, msgSend, 4, 1024) // the initiator's side: never mute
+	if err := c.awaitInitiator(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMsgSendMuteShutdown: closing a responder whose initiator never
+// spoke (the Listener's handshake timing out on it) neither sends
+// anything nor waits for a control slot that never comes.
+func TestMsgSendMuteShutdown(t *testing.T) {
+	c := engineConnMode(t, msgSend, 4, 1024)
+	wrs, _ := recorded(c)
+	c.flow.mute = true
+	c.linger = -1
+	until := newDeadline() // never: the wait must not be what ends it
+	defer until.stop()
+	done := make(chan struct{})
+	go func() {
+		c.mu.Lock()
+		c.shutdownLocked(true, true, until, nil)
+		c.mu.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the shutdown of a mute responder waits for a control slot")
+	}
+	if len(*wrs) != 0 {
+		t.Fatalf("a mute responder's shutdown posted %+v", *wrs)
 	}
 }

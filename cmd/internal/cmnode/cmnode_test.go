@@ -21,6 +21,7 @@ func TestStatus(t *testing.T) {
 		{rdma.RejectReason(8), 8},
 		{fmt.Errorf("wrapped: %w", rdma.RejectReason(28)), 28},
 		{rdma.SIDRStatus(1), 1},
+		{rdma.RejectErrno(unix.ECONNRESET), -104}, // iWARP's reject, as librdmacm passes it on
 		{unix.ETIMEDOUT, -110},
 		{errors.New("other"), -22},
 	} {
@@ -30,6 +31,9 @@ func TestStatus(t *testing.T) {
 	}
 	if got := Perror("rdma_connect", fmt.Errorf("connect: %w", rdma.RejectReason(8))); got != "rdma_connect: Connection refused" {
 		t.Errorf("Perror: %q", got)
+	}
+	if got := Perror("rdma_connect", fmt.Errorf("connect: %w", rdma.RejectErrno(unix.ECONNRESET))); got != "rdma_connect: Connection refused" {
+		t.Errorf("Perror of iWARP's reject: %q", got)
 	}
 	if got := Perror("rdma_bind_addr", fmt.Errorf("bind: %w", unix.EADDRINUSE)); got != "rdma_bind_addr: Address already in use" {
 		t.Errorf("Perror: %q", got)

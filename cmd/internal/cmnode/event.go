@@ -21,6 +21,10 @@ func Status(err error) int {
 	if errors.As(err, &rr) {
 		return int(rr)
 	}
+	var re rdma.RejectErrno // iWARP: the errno, negative
+	if errors.As(err, &re) {
+		return -int(re)
+	}
 	var ss rdma.SIDRStatus
 	if errors.As(err, &ss) {
 		return int(ss)
@@ -52,8 +56,7 @@ func Errno(err error) unix.Errno {
 	if errors.As(err, &en) {
 		return en
 	}
-	var rr rdma.RejectReason
-	if errors.As(err, &rr) {
+	if errors.Is(err, unix.ECONNREFUSED) { // a RejectReason or RejectErrno
 		return unix.ECONNREFUSED
 	}
 	return unix.EINVAL

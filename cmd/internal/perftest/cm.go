@@ -329,7 +329,8 @@ func dialCM(ctx context.Context, c *Config) (channel, error) {
 		m.close()
 		ev := 7 // RDMA_CM_EVENT_UNREACHABLE
 		var rr rdma.RejectReason
-		if errors.As(err, &rr) {
+		var re rdma.RejectErrno // iWARP's
+		if errors.As(err, &rr) || errors.As(err, &re) {
 			ev = 8 // RDMA_CM_EVENT_REJECTED
 		}
 		return nil, fail(fmt.Sprintf("Unexpected CM event bl blka %d\n", ev) + cmClientFailed)
