@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmastack/rdmastack/ib"
-	"github.com/rdmastack/rdmastack/internal/testenv"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 	"github.com/rdmastack/rdmastack/nldev"
 	"github.com/rdmastack/rdmastack/rdma"
 	"github.com/rdmastack/rdmastack/rdma/internal/rsproto"
