@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
-	"github.com/rdmastack/rdmastack/nldev"
 )
 
 // siwSetup is the siw guest's rsSetup: listeners on siw0's address in
@@ -20,16 +20,7 @@ import (
 // siw0's index.
 func siwSetup(t *testing.T) (rsSetup, *testenv.SIWEnv, uint32) {
 	t.Helper()
-	e := testenv.SIW(t)
-	nl, err := nldev.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nl.Close()
-	d, err := nl.DeviceByName(e.Dev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, dev := rxetest.SIW(t)
 	s := rsSetup{
 		listen: func(t testing.TB) *Listener {
 			l, err := Listen("rdma", netip.AddrPortFrom(e.Addr, 0).String())
@@ -44,7 +35,7 @@ func siwSetup(t *testing.T) (rsSetup, *testenv.SIWEnv, uint32) {
 			return cli, srv, err
 		},
 	}
-	return s, e, d.Index
+	return s, e, dev
 }
 
 // The net.Conn contract on siw, as on rxe: x/net's conformance suite,

@@ -200,14 +200,29 @@ func Wire(t testing.TB) (*testenv.WireEnv, uint32) {
 func WireSIW(t testing.TB) (*testenv.WireEnv, uint32) {
 	t.Helper()
 	w := testenv.WireSIW(t)
+	return w, deviceIndex(t, w.SIWDev)
+}
+
+// SIW is the test's siw guest (testenv.SIW) and the index of its device
+// in the root namespace, where servers listen; clients run in the peer
+// namespace and dial SIWEnv.Addr.
+func SIW(t testing.TB) (*testenv.SIWEnv, uint32) {
+	t.Helper()
+	e := testenv.SIW(t)
+	return e, deviceIndex(t, e.Dev)
+}
+
+// deviceIndex is the RDMA netlink index of the device named name.
+func deviceIndex(t testing.TB, name string) uint32 {
+	t.Helper()
 	nl, err := nldev.Dial()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nl.Close()
-	d, err := nl.DeviceByName(w.SIWDev)
+	d, err := nl.DeviceByName(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return w, d.Index
+	return d.Index
 }
