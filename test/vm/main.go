@@ -60,7 +60,8 @@
 // exports RDMASTACK_SIW_DEV, RDMASTACK_SIW_ADDR, RDMASTACK_SIW_PEER_DEV,
 // RDMASTACK_SIW_PEER_ADDR and RDMASTACK_SIW_PEER_NETNS (see
 // internal/testkit/testenv.SIW). Wire tests named SIW run in pairs of their own,
-// whose guests have siw0 on eth0 instead of rxe0 (RDMASTACK_WIRE_SIW_DEV).
+// whose guests have siw0 on eth0 instead of rxe0 (RDMASTACK_WIRE_SIW_DEV),
+// every two kernels in both orders and no kernel with itself.
 //
 // The work directory (-work, default a temporary one) holds bin/ (the
 // commands), tests/ (the test binaries), kernels/ and initramfs/ (cached
