@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"runtime"
@@ -435,7 +436,8 @@ func TestIntegrationCMClose(t *testing.T) {
 }
 
 // TestIntegrationCMLeak: connect, accept, disconnect and close 1,000 times
-// leave no fd, goroutine or kernel cm_id behind.
+// (100 under the race detector) leave no fd, goroutine or kernel cm_id
+// behind.
 func TestIntegrationCMLeak(t *testing.T) {
 	addr, dev := rxeAddr(t)
 	nl, err := nldev.Dial()
@@ -465,17 +467,18 @@ func TestIntegrationCMLeak(t *testing.T) {
 	cycle() // the device list, netlink sockets and the like are made once
 	fds, cmids := count()
 	goroutines := runtime.NumGoroutine()
-	for range 1000 {
+	cycles := testenv.Repeats(1000)
+	for range cycles {
 		cycle()
 		if t.Failed() {
 			return
 		}
 	}
-	testenv.WaitFor(t, "the fds, goroutines and cm_ids of 100 connections to go", func() bool {
+	testenv.WaitFor(t, fmt.Sprintf("the fds, goroutines and cm_ids of %d connections to go", cycles), func() bool {
 		f, c := count()
 		return f <= fds && c <= cmids && runtime.NumGoroutine() <= goroutines
 	})
 	if f, c := count(); f > fds || c > cmids || c != 0 {
-		t.Fatalf("after 100 connections: %d fds (%d before), %d cm_ids (%d before)", f, fds, c, cmids)
+		t.Fatalf("after %d connections: %d fds (%d before), %d cm_ids (%d before)", cycles, f, fds, c, cmids)
 	}
 }

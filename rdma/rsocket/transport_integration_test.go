@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 	"github.com/rdmastack/rdmastack/rdma"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -118,6 +119,18 @@ func TestIntegrationRSPeerSilent(t *testing.T) {
 	if _, r := qpTransport(t, cli); r != DefaultRetryCount {
 		t.Fatalf("the dialer's QP retries %d times, want %d", r, DefaultRetryCount)
 	}
+	// The watchdog counts from the oldest send in flight: a send of the
+	// handshake still unacknowledged when the peer goes silent would
+	// start the clock before the test's; wait until none is in flight.
+	testenv.WaitFor(t, "the dialer's sends acknowledged", func() bool {
+		cli.mu.Lock()
+		defer cli.mu.Unlock()
+		if cli.progress() {
+			cli.broadcast()
+		}
+		return cli.sendsInFlight() == 0
+	})
+	start := time.Now()
 	if err := srv.Control(func(_ *rdma.ID, qp *uverbs.QP) error {
 		return qp.Modify(&uverbs.QPAttr{State: ib.QPStateReset}, uverbs.QPAttrState)
 	}); err != nil {
@@ -129,7 +142,6 @@ func TestIntegrationRSPeerSilent(t *testing.T) {
 		_, err := cli.Read(make([]byte, 1))
 		read <- err
 	}()
-	start := time.Now()
 	var werr error
 	for werr == nil {
 		_, werr = cli.Write(make([]byte, 1000))

@@ -19,8 +19,9 @@ import (
 // linux-source-X.Y, and keeps the stripped module in siwCacheDir: the
 // sources' .deb is ~150 MB a kernel, the module ~300 KiB.
 
-// siwCacheDir keeps the built modules between runs, one per kernel release
-// and kernel package version: siwCacheDir/<release>/<version>/siw.ko.
+// siwCacheDir keeps the built modules between runs, one per kernel release,
+// kernel package version and revision of test/vm's fix to the module
+// (siwpatch.go): siwCacheDir/<release>/<version>+<siwPatchTag>/siw.ko.
 const siwCacheDir = "/var/cache/rdmastack-vm/siw"
 
 // siwSourceDir is siw's directory in the kernel's source tree.
@@ -52,7 +53,7 @@ func (m siwModule) sourcePackage() (string, error) {
 
 // cachePath is where the stripped module lies under cache.
 func (m siwModule) cachePath(cache string) string {
-	return filepath.Join(cache, m.Release, m.Version, "siw.ko")
+	return filepath.Join(cache, m.Release, m.Version+"+"+siwPatchTag, "siw.ko")
 }
 
 // kernelSeries is a release's "X.Y": "6.1.0-57-amd64" is 6.1.
@@ -157,6 +158,9 @@ func (m siwModule) build(ctx context.Context, path string, install bool, log io.
 		return fmt.Errorf("extract %s from %s: %w", siwMember(series), filepath.Base(debs[0]), err)
 	}
 	dir := filepath.Join(scratch, siwMember(series))
+	if err := patchSIWSource(dir); err != nil {
+		return err
+	}
 	if err := runIn(ctx, scratch, log, "make", makeArgs(m.Release, dir, runtime.NumCPU())...); err != nil {
 		return err
 	}

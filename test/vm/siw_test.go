@@ -32,7 +32,7 @@ func TestSIWModulePaths(t *testing.T) {
 	if got, err := m.sourcePackage(); err != nil || got != "linux-source-6.12=6.12.118-1~deb12u1" {
 		t.Errorf("sourcePackage = %q, %v", got, err)
 	}
-	if got, want := m.cachePath(siwCacheDir), "/var/cache/rdmastack-vm/siw/6.12.118+deb12-amd64/6.12.118-1~deb12u1/siw.ko"; got != want {
+	if got, want := m.cachePath(siwCacheDir), "/var/cache/rdmastack-vm/siw/6.12.118+deb12-amd64/6.12.118-1~deb12u1+"+siwPatchTag+"/siw.ko"; got != want {
 		t.Errorf("cachePath = %q, want %q", got, want)
 	}
 	if got, want := sourceMember("6.1"), "./usr/src/linux-source-6.1.tar.xz"; got != want {
