@@ -60,16 +60,6 @@ func TestWirePerftest(t *testing.T) {
 // side gets the other's).
 func wirePair(t *testing.T, w *testenv.WireEnv, dev uint32, roles [2]end, args []string, cm bool) (server, client string) {
 	t.Helper()
-	server, client, _ = wireTry(t, w, dev, roles, args, cm, "", false)
-	return server, client
-}
-
-// wireTry is wirePair's run, its rendezvous named with tag. With retry,
-// a run that a side did not end within its limit (killed there) makes
-// both sides return stuck instead of failing, whatever the other side
-// did (its peer killed, it may have failed).
-func wireTry(t *testing.T, w *testenv.WireEnv, dev uint32, roles [2]end, args []string, cm bool, tag string, retry bool) (server, client string, stuck bool) {
-	t.Helper()
 	var r result
 	if w.Side == 0 {
 		port := int(nextPort.Add(1))
@@ -80,25 +70,18 @@ func wireTry(t *testing.T, w *testenv.WireEnv, dev uint32, roles [2]end, args []
 		}
 		wait := roles[0].start(t, args)
 		testenv.WaitFor(t, "the server to listen", ready)
-		w.Exchange(t, t.Name()+tag+"/port", strconv.Itoa(port))
+		w.Exchange(t, t.Name()+"/port", strconv.Itoa(port))
 		r = wait()
 	} else {
-		port := w.Exchange(t, t.Name()+tag+"/port", "")
+		port := w.Exchange(t, t.Name()+"/port", "")
 		r = roles[1].start(t, append(args, "-p", port, w.Peer.String()))()
 	}
 	who := fmt.Sprintf("%v %s", roles[w.Side], map[int]string{0: "server", 1: "client"}[w.Side])
 	mine := "ok " + base64.StdEncoding.EncodeToString([]byte(r.stdout))
-	switch {
-	case r.code == -1 && r.err != nil:
-		mine = "stuck"
-	case r.err != nil || r.code != 0:
+	if r.err != nil || r.code != 0 {
 		mine = "failed"
 	}
-	peer := w.Exchange(t, t.Name()+tag+"/output", mine)
-	if retry && (mine == "stuck" || peer == "stuck") {
-		t.Logf("%s: status %d %v (the peer: %s)\nstdout:\n%s\nstderr:\n%.2000s", who, r.code, r.err, peer, r.stdout, r.stderr)
-		return "", "", true
-	}
+	peer := w.Exchange(t, t.Name()+"/output", mine)
 	if mine != "ok "+base64.StdEncoding.EncodeToString([]byte(r.stdout)) {
 		t.Fatalf("%s: status %d %v\nstdout:\n%s\nstderr:\n%s", who, r.code, r.err, r.stdout, r.stderr)
 	}
@@ -110,5 +93,5 @@ func wireTry(t *testing.T, w *testenv.WireEnv, dev uint32, roles [2]end, args []
 	if w.Side == 1 {
 		server, client = client, server
 	}
-	return server, client, false
+	return server, client
 }

@@ -28,8 +28,7 @@ func TestWireSIWPerftest(t *testing.T) {
 		prog string
 		size int
 	}{{"ib_send_bw", 65536}, {"ib_write_bw", 65536}, {"ib_read_bw", 65536}, {"ib_write_lat", 2}} {
-		// Ours as a process, which a run's limit kills: a run stuck in
-		// siw's accept race runs again (wirePairSIW).
+		// Ours as a process, which a run's limit kills.
 		ours := end{prog: tc.prog, self: true, limit: time.Minute}
 		theirs := end{prog: tc.prog, oracle: true, limit: time.Minute}
 		for _, roles := range [][2]end{{ours, theirs}, {theirs, ours}} {
@@ -39,7 +38,7 @@ func TestWireSIWPerftest(t *testing.T) {
 				cmtest.NoQPsLeft(t, dev)
 				const iters = 200
 				args := []string{"-d", w.Dev, "-R", "-F", "-n", strconv.Itoa(iters), "-s", strconv.Itoa(tc.size)}
-				server, client := wirePairSIW(t, w, dev, roles, args)
+				server, client := wirePair(t, w, dev, roles, args, true)
 				checkOutputs(t, tc.prog, true, tc.size, iters, server, client)
 			})
 		}
@@ -71,19 +70,13 @@ func TestWireSIWPerftestPeerKilled(t *testing.T) {
 				rdma.FreeDevices(list)
 				rxetest.NoLeaks(t, &dev)
 			}
-			for attempt := 1; peerKilled(t, w, dev, oursHere, fmt.Sprint("/", attempt), attempt < siwAttempts); attempt++ {
-				t.Logf("attempt %d stuck before its transfer: siw's accept race (docs/testing.md); again", attempt)
-			}
+			peerKilled(t, w, dev, oursHere)
 		})
 	}
 }
 
-// peerKilled is one run of TestWireSIWPerftestPeerKilled, its
-// rendezvous named with tag. With retry, a run whose two QPs are not
-// there within 20 s on either side (stuck in siw's accept race at the
-// first exchange) ends instead: perftest's side killed, ours seen to end
-// for it, and both sides return stuck.
-func peerKilled(t *testing.T, w *testenv.WireEnv, dev uint32, oursHere bool, tag string, retry bool) (stuck bool) {
+// peerKilled is one run of TestWireSIWPerftestPeerKilled.
+func peerKilled(t *testing.T, w *testenv.WireEnv, dev uint32, oursHere bool) {
 	t.Helper()
 	args := []string{"-d", w.Dev, "-R", "-F", "-s", "65536", "-D", "60"}
 	var port string
@@ -91,7 +84,7 @@ func peerKilled(t *testing.T, w *testenv.WireEnv, dev uint32, oursHere bool, tag
 		port = strconv.Itoa(int(nextPort.Add(1)))
 		args = append(args, "-p", port)
 	} else {
-		port = w.Exchange(t, t.Name()+tag+"/port", "")
+		port = w.Exchange(t, t.Name()+"/port", "")
 		args = append(args, "-p", port, w.Peer.String())
 	}
 	// Ours runs in-process and its end is timed; perftest's runs as a
@@ -122,45 +115,31 @@ func peerKilled(t *testing.T, w *testenv.WireEnv, dev uint32, oursHere bool, tag
 	}
 	if w.Side == 0 {
 		testenv.WaitFor(t, "the server to listen", func() bool { return cmListening(t, dev, mustAtoi(t, port)) })
-		w.Exchange(t, t.Name()+tag+"/port", port)
+		w.Exchange(t, t.Name()+"/port", port)
 	}
 	// The control QP and the test QP, connected: the transfer is about
 	// to run on this side.
 	ready := "running"
 	for deadline := time.Now().Add(20 * time.Second); userRCQPs(t, dev) < 2; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			ready = "stuck"
+			ready = "not running after 20 s"
 			break
 		}
 	}
-	if peer := w.Exchange(t, t.Name()+tag+"/running", ready); ready != "running" || peer != "running" {
-		if !retry {
-			t.Fatalf("the test QP: here %s, at the peer %s", ready, peer)
-		}
-		if !oursHere {
-			cmd.Process.Kill()
-			cmd.Wait()
-			return true
-		}
-		select { // the peer's kill ends ours: its CM reports it
-		case e := <-done:
-			t.Logf("ours, stuck, ended once the peer was killed: status %d\n%s", e.r.code, e.r.stderr)
-		case <-time.After(PeerGoneBound + 30*time.Second):
-			t.Fatal("ours, stuck, did not end once the peer was killed")
-		}
-		return true
+	if peer := w.Exchange(t, t.Name()+"/running", ready); ready != "running" || peer != "running" {
+		t.Fatalf("the test QP: here %s, at the peer %s", ready, peer)
 	}
 	if !oursHere {
 		time.Sleep(3 * time.Second) // well into the transfer
 		cmd.Process.Kill()
 		err := cmd.Wait()
-		w.Sync(t, t.Name()+tag+"/killed")
+		w.Sync(t, t.Name()+"/killed")
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
 			t.Fatalf("perftest's ib_write_bw was not killed, it ended: %v\n%s", err, out.String())
 		}
-		return false
+		return
 	}
-	w.Sync(t, t.Name()+tag+"/killed")
+	w.Sync(t, t.Name()+"/killed")
 	killed := time.Now()
 	var e ended
 	select {
@@ -175,7 +154,6 @@ func peerKilled(t *testing.T, w *testenv.WireEnv, dev uint32, oursHere bool, tag
 		t.Fatalf("ours did not fail (status %d, %v)\nstdout:\n%s\nstderr:\n%s", e.r.code, e.r.err, e.r.stdout, e.r.stderr)
 	}
 	t.Logf("ours (status %d) after the kill:\n%s", e.r.code, e.r.stderr)
-	return false
 }
 
 // userRCQPs counts the RC QPs of user processes on dev.
@@ -204,23 +182,4 @@ func mustAtoi(t testing.TB, s string) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// siwAttempts is how many times a run stuck in siw's accept race runs
-// in all.
-const siwAttempts = 3
-
-// wirePairSIW is wirePair on siw, where a run stuck at its first
-// exchange (siw's accept race, docs/testing.md: the passive side's
-// kernel leaves the active side's first message unread) runs again, up
-// to siwAttempts runs in all.
-func wirePairSIW(t *testing.T, w *testenv.WireEnv, dev uint32, roles [2]end, args []string) (server, client string) {
-	t.Helper()
-	for attempt := 1; ; attempt++ {
-		server, client, stuck := wireTry(t, w, dev, roles, args, true, fmt.Sprint("/", attempt), attempt < siwAttempts)
-		if !stuck {
-			return server, client
-		}
-		t.Logf("attempt %d stuck: siw's accept race; again", attempt)
-	}
 }

@@ -30,27 +30,16 @@ func TestWireRping(t *testing.T) {
 // largest size in both roles, data intact.
 func TestWireSIWRping(t *testing.T) {
 	w, dev := rxetest.WireSIW(t)
-	wirePingsTries(t, w, dev, []int{minSize, 1024, bufSize - 1}, 10, siwAttempts)
+	wirePings(t, w, dev, []int{minSize, 1024, bufSize - 1}, 10)
 	t.Run("netem", func(t *testing.T) {
 		w.Netem(t, "loss 1% delay 1ms reorder 5%")
-		wirePingsTries(t, w, dev, []int{bufSize - 1}, 50, siwAttempts)
+		wirePings(t, w, dev, []int{bufSize - 1}, 50)
 	})
 }
-
-// siwAttempts is how many times a run stuck in siw's accept race
-// (docs/testing.md: both sides wait at their first exchange for ever)
-// runs in all; a run whose side did not end within its limit is one.
-const siwAttempts = 3
 
 // wirePings runs count validated pings of each size, ours against
 // rdma-core's rping -V in both roles across the wire.
 func wirePings(t *testing.T, w *testenv.WireEnv, dev uint32, sizes []int, count int) {
-	wirePingsTries(t, w, dev, sizes, count, 1)
-}
-
-// wirePingsTries is wirePings where a run that a side did not end within
-// its limit runs again, up to tries runs in all.
-func wirePingsTries(t *testing.T, w *testenv.WireEnv, dev uint32, sizes []int, count, tries int) {
 	ours, theirs := sides(t)
 	for _, size := range sizes {
 		for _, pair := range [][2]cmtest.Side{{ours, theirs}, {theirs, ours}} {
@@ -67,15 +56,6 @@ func wirePingsTries(t *testing.T, w *testenv.WireEnv, dev uint32, sizes []int, c
 					},
 				}
 				me, role, r := p.Run(t, w, dev)
-				for attempt := 1; attempt < tries; attempt++ {
-					mine := map[bool]string{false: "ended", true: "stuck"}[r.Code == -1]
-					peer := w.Exchange(t, fmt.Sprint(t.Name(), "/status/", attempt), mine)
-					if mine != "stuck" && peer != "stuck" {
-						break
-					}
-					t.Logf("attempt %d stuck (here %s, at the peer %s): siw's accept race; again\n%v %s: %v", attempt, mine, peer, me, role, r)
-					me, role, r = p.Run(t, w, dev)
-				}
 				r = settle(me, r)
 				switch {
 				case r.Code != 0:
