@@ -28,9 +28,8 @@ type Syscalls struct {
 // preemption; rt_sigaction, rt_sigprocmask, sigaltstack to set them up),
 // threads (clone, clone3, gettid), returning memory (madvise) and the
 // netpoller (epoll_*, eventfd2). rdma-core's tools make almost none of
-// them (rt_sigaction and the like at start-up: 0.4 a connection of
-// ucmatose -c 20; they poll no fd through epoll), so counting them apart
-// is fair to both.
+// them (ucmatose: two getpid a run; they poll no fd through epoll), so
+// counting them apart is fair to both.
 var RuntimeSyscalls = map[string]bool{
 	"futex": true, "nanosleep": true, "sched_yield": true, "tgkill": true, "getpid": true,
 	"rt_sigreturn": true, "rt_sigprocmask": true, "rt_sigaction": true, "sigaltstack": true,
