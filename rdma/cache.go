@@ -9,6 +9,7 @@ import (
 	"sync"
 	"weak"
 
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/internal/devcache"
 )
 
@@ -163,6 +164,41 @@ func (c *cache) get() ([]*Device, error) {
 	if err := c.sync(); err != nil {
 		return nil, err
 	}
+	return c.listLocked()
+}
+
+// getWith is get for an id the kernel has just bound to the device of
+// index and guid: when the cache already holds that device, the list is
+// made of what it holds, without asking the source whether anything
+// changed (two system calls, for every incoming connection). That is
+// safe because the kernel numbers devices without reusing an index (it
+// allocates them cyclically in 32 bits): a device with the index the
+// kernel reports is the one the id is bound to, so it is still there,
+// and the list is one GetDevices could have returned a moment ago.
+// librdmacm likewise looks the id's device up in its array and reads the
+// kernel's list again only when the GUID is not in it.
+func (c *cache) getWith(guid ib.GUID, index uint32) ([]*Device, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	known := false
+	if c.gen != 0 {
+		for _, d := range c.devs {
+			if !d.dead && d.index == int64(index) && d.attr.NodeGUID == guid {
+				known = true
+				break
+			}
+		}
+	}
+	if !known {
+		if err := c.sync(); err != nil {
+			return nil, err
+		}
+	}
+	return c.listLocked()
+}
+
+// listLocked makes a list of the live devices, a reference on each.
+func (c *cache) listLocked() ([]*Device, error) {
 	var list []*Device
 	for _, d := range c.devs {
 		if !d.dead {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/internal/devcache"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -24,6 +25,7 @@ type fakeSource struct {
 	gen     uint64
 	present []uverbs.Device
 	listed  int // how many times devices handed the devices out
+	asked   int // how many times devices was called
 	err     error
 	opened  map[ident]int
 	closed  map[ident]int
@@ -41,6 +43,7 @@ func newFakeSource(names ...string) *fakeSource {
 func (f *fakeSource) devices(since uint64) (uint64, []uverbs.Device, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.asked++
 	if f.err != nil {
 		return 0, nil, f.err
 	}
@@ -360,5 +363,33 @@ func TestFreedListNotReported(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		runtime.GC()
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestGetWithKnownDevice: the list for an id bound to a device the cache
+// holds (by index and GUID) is made without asking the source whether
+// anything changed; an index it does not hold makes it ask.
+func TestGetWithKnownDevice(t *testing.T) {
+	f := newFakeSource("rxe0", "rxe1")
+	c := newCache(f)
+	var guid ib.GUID // the fake devices' attributes are zero
+	list, err := c.getWith(guid, 1)
+	if err != nil || names(list) != "rxe0,rxe1" || f.asked != 1 {
+		t.Fatalf("first getWith: %q, %v, source asked %d times", names(list), err, f.asked)
+	}
+	c.free(list)
+	list, err = c.getWith(guid, 1)
+	if err != nil || names(list) != "rxe0,rxe1" || f.asked != 1 {
+		t.Fatalf("getWith of a known device: %q, %v, source asked %d times; want no new question", names(list), err, f.asked)
+	}
+	c.free(list)
+	f.add(uverbs.Device{Name: "rxe2", Index: 7, Uverbs: "uverbs7"})
+	list, err = c.getWith(guid, 7)
+	if err != nil || names(list) != "rxe0,rxe1,rxe2" || f.asked != 2 {
+		t.Fatalf("getWith of a new device: %q, %v, source asked %d times", names(list), err, f.asked)
+	}
+	c.free(list)
+	if n := c.outstanding(); n != 0 {
+		t.Fatalf("%d lists outstanding", n)
 	}
 }

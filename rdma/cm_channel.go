@@ -50,7 +50,7 @@ func CreateEventChannel() (*EventChannel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rdma: create event channel: %w", err)
 	}
-	fd, err := waitfd.New(n, path)
+	fd, err := waitfd.Adopt(n, path)
 	if err != nil {
 		return nil, fmt.Errorf("rdma: create event channel: %w", err)
 	}

@@ -70,7 +70,11 @@ func (id *ID) bindDevice(a AddrInfo) error {
 	if bound {
 		return nil
 	}
-	list, err := GetDevices()
+	get := GetDevices
+	if a.DevIndex != NoDevIndex {
+		get = func() ([]*Device, error) { return global.getWith(a.NodeGUID, a.DevIndex) }
+	}
+	list, err := get()
 	if err != nil {
 		return err
 	}

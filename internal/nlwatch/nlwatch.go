@@ -53,7 +53,7 @@ func Listen(protocol int, groups uint32) (*Conn, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("%s: %w", name, os.NewSyscallError("bind", err))
 	}
-	w, err := waitfd.New(fd, name)
+	w, err := waitfd.Adopt(fd, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -3,7 +3,8 @@
 // through Go's netpoller: a goroutine that waits is parked and holds no
 // P, a wait ends when its context is done, and Close wakes every waiter.
 //
-// The fd is made non-blocking and handed to os.NewFile, which registers
+// The fd is made non-blocking (New) or opened so (Adopt) and handed to
+// os.NewFile, which registers
 // it with the runtime's epoll instance (the uverbs and rdma_cm event
 // files implement poll). A read (or, for rdma_cm, the caller's GET_EVENT
 // through Wait) is tried first; only when the kernel has
@@ -107,22 +108,36 @@ type FD struct {
 	unwatch  func() bool
 }
 
-// New takes ownership of fd (closing it on failure) and makes it
-// non-blocking and close-on-exec. name names it in os.File errors.
+// New takes ownership of fd (closing it on failure), an event fd the
+// kernel returned in blocking mode, and makes it non-blocking. name
+// names it in os.File errors. The fd must already be close-on-exec (the
+// kernel makes the uverbs event fds so) and carry no file status flag
+// F_SETFL changes (O_APPEND, O_ASYNC, O_DIRECT, O_NOATIME; a fresh event
+// fd carries none): New sets O_NONBLOCK with one F_SETFL, not the
+// F_GETFL and F_SETFL of a read-modify-write.
 func New(fd int, name string) (*FD, error) {
 	if fd < 0 {
 		return nil, fmt.Errorf("kernel returned fd %d: %w", fd, unix.EBADF)
 	}
-	unix.CloseOnExec(fd)
-	if err := unix.SetNonblock(fd, true); err != nil {
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, unix.O_NONBLOCK); err != nil {
 		unix.Close(fd)
-		return nil, err
+		return nil, fmt.Errorf("%s: make non-blocking: %w", name, err)
 	}
-	// The raw read relies on it: make sure the flag took.
-	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK == 0 {
-		unix.Close(fd)
-		return nil, fmt.Errorf("%s: cannot make the fd non-blocking (flags %#x): %w", name, fl, errors.Join(err, unix.EINVAL))
+	return Adopt(fd, name)
+}
+
+// Adopt is New for an fd its caller opened non-blocking and
+// close-on-exec (O_NONBLOCK|O_CLOEXEC, SOCK_NONBLOCK|SOCK_CLOEXEC): it
+// changes no flag. An fd that is not non-blocking is refused, since the
+// runtime registers only a non-blocking fd with its netpoller.
+func Adopt(fd int, name string) (*FD, error) {
+	if fd < 0 {
+		return nil, fmt.Errorf("kernel returned fd %d: %w", fd, unix.EBADF)
 	}
+	// os.NewFile reads the flags (its one F_GETFL) and registers the fd
+	// with the netpoller only when O_NONBLOCK is set: the probe below
+	// fails otherwise, so the raw read, which relies on the flag, never
+	// runs on a blocking fd.
 	f := os.NewFile(uintptr(fd), name)
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -135,7 +150,7 @@ func New(fd int, name string) (*FD, error) {
 	// read would block a thread: probe it once.
 	if err := f.SetReadDeadline(time.Time{}); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s is not pollable: %w", name, err)
+		return nil, fmt.Errorf("%s is not pollable (is it non-blocking?): %w", name, err)
 	}
 	return e, nil
 }

@@ -318,3 +318,52 @@ func TestHint(t *testing.T) {
 		t.Fatalf("TryRead on nothing: ok %v, empty told %d times", ok, emptied)
 	}
 }
+
+// TestNewAndAdoptFlags: New makes a blocking fd non-blocking and keeps
+// its close-on-exec; Adopt takes a non-blocking fd as it is and refuses
+// a blocking one (the netpoller would not know it).
+func TestNewAndAdoptFlags(t *testing.T) {
+	flags := func(fd int) (fl, fdfl int) {
+		t.Helper()
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fdfl, err = unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fl, fdfl
+	}
+	fd, _ := newEventfd(t)
+	if fl, fdfl := flags(fd.Num()); fl&unix.O_NONBLOCK == 0 || fdfl&unix.FD_CLOEXEC == 0 {
+		t.Fatalf("New: flags %#x, fd flags %#x: want O_NONBLOCK and FD_CLOEXEC", fl, fdfl)
+	}
+
+	nb, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Adopt(nb, "nonblocking-eventfd")
+	if err != nil {
+		t.Fatalf("Adopt of a non-blocking fd: %v", err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if fl, fdfl := flags(a.Num()); fl&unix.O_NONBLOCK == 0 || fdfl&unix.FD_CLOEXEC == 0 {
+		t.Fatalf("Adopt: flags %#x, fd flags %#x: want O_NONBLOCK and FD_CLOEXEC", fl, fdfl)
+	}
+
+	blk, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := Adopt(blk, "blocking-eventfd"); err == nil {
+		b.Close()
+		t.Fatal("Adopt accepted a blocking fd")
+	}
+	// Refused, the fd is closed: its number may be reused, so only check
+	// that nothing fails on the test's side.
+	if _, err := Adopt(-1, "bad"); !errors.Is(err, unix.EBADF) {
+		t.Fatalf("Adopt(-1): %v", err)
+	}
+}

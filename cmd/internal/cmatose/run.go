@@ -61,6 +61,7 @@ type test struct {
 	disconnectsLeft int
 	dst, src        netip.AddrPort
 	extra           []*rdma.EventChannel // a failed migration's channels
+	comp            cmnode.Channels      // the nodes' completion channels, one per device
 }
 
 func (t *test) printf(format string, a ...any) { fmt.Fprintf(t.stdout, format, a...) }
@@ -91,6 +92,7 @@ func (t *test) main() int {
 	for _, n := range t.nodes {
 		n.destroy()
 	}
+	t.comp.Close()
 	t.ch.Close()
 	for _, c := range t.extra {
 		c.Close()
@@ -139,7 +141,7 @@ func (t *test) getAddrs(passive bool) *cmnode.LookupError {
 // entries, the QP (all sends signalled) and the message buffer.
 func (t *test) initNode(n *node) int {
 	cqe := max(t.cfg.Count, 1)
-	res, err := cmnode.NewNode(n.id, cmnode.NodeConfig{CQE: cqe, SplitCQs: true, CompChannel: true, SigAll: true,
+	res, err := cmnode.NewNode(n.id, cmnode.NodeConfig{CQE: cqe, SplitCQs: true, CompChannel: true, Shared: &t.comp, SigAll: true,
 		Cap: uverbs.QPCap{MaxSendWR: uint32(cqe), MaxRecvWR: uint32(cqe), MaxSendSGE: 1, MaxRecvSGE: 1}})
 	if err != nil {
 		t.perror("cmatose: unable to create QP", err)

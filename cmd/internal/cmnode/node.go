@@ -17,6 +17,7 @@ type NodeConfig struct {
 	CQE         int       // entries of each CQ
 	SplitCQs    bool      // a send CQ and a receive CQ (else one for both)
 	CompChannel bool      // the CQs report to a completion channel (armed once)
+	Shared      *Channels // with CompChannel: the channel is the context's in Shared, not the node's own
 	Cap         uverbs.QPCap
 	SigAll      bool
 
@@ -38,9 +39,10 @@ type Node struct {
 	RecvCQ *uverbs.CQ // SendCQ when not split
 	QP     *uverbs.QP
 
-	own  bool // QP is ours, not the id's
-	bufs []*membuf.Buffer
-	mrs  []*membuf.MR
+	own     bool // QP is ours, not the id's
+	ownChan bool // Chan is the node's (not Shared's): Close closes it
+	bufs    []*membuf.Buffer
+	mrs     []*membuf.MR
 }
 
 // NewNode makes the resources on id's device (bound by resolving or by
@@ -63,10 +65,15 @@ func NewNode(id *rdma.ID, cfg NodeConfig) (_ *Node, err error) {
 	if n.PD, err = ctx.AllocPD(); err != nil {
 		return nil, fmt.Errorf("alloc pd: %w", err)
 	}
-	if cfg.CompChannel {
+	if cfg.CompChannel && cfg.Shared != nil {
+		if n.Chan, err = cfg.Shared.of(ctx); err != nil {
+			return nil, fmt.Errorf("create comp channel: %w", err)
+		}
+	} else if cfg.CompChannel {
 		if n.Chan, err = ctx.CreateCompChannel(); err != nil {
 			return nil, fmt.Errorf("create comp channel: %w", err)
 		}
+		n.ownChan = true
 	}
 	if n.SendCQ, err = ctx.CreateCQ(uverbs.CQAttr{CQE: cfg.CQE, CompChannel: n.Chan}); err != nil {
 		return nil, fmt.Errorf("create cq: %w", err)
@@ -155,8 +162,9 @@ func (n *Node) Wait(ctx context.Context, cq *uverbs.CQ) (uverbs.WC, error) {
 		if err != nil {
 			return uverbs.WC{}, err
 		}
-		// The event may be the other CQ's: re-arm that one, and poll
-		// this one again either way.
+		// The event may be another CQ's (the node's other one, or, on a
+		// shared channel, another node's): re-arm that one, and poll
+		// this one again either way; its owner polls before it waits.
 		ev.AckEvents(1)
 		if err := ev.RequestNotify(false); err != nil {
 			return uverbs.WC{}, err
@@ -202,10 +210,10 @@ func (n *Node) release() error {
 		errs = append(errs, cq.Close())
 	}
 	n.SendCQ, n.RecvCQ = nil, nil
-	if n.Chan != nil {
+	if n.Chan != nil && n.ownChan {
 		errs = append(errs, n.Chan.Close())
-		n.Chan = nil
 	}
+	n.Chan = nil
 	if n.PD != nil {
 		errs = append(errs, n.PD.Close())
 		n.PD = nil
