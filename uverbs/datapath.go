@@ -134,12 +134,14 @@ func (qp *QP) checkSend(wr *SendWR, maxInline, maxSGE int) error {
 	if len(wr.SGE) > int(qp.cap.MaxSendSGE) {
 		return qp.invalid(op, "%d SGEs, the QP has %d", len(wr.SGE), qp.cap.MaxSendSGE)
 	}
-	var length uint64
+	length := uint64(len(wr.Inline))
 	for i := range wr.SGE {
 		length += uint64(wr.SGE[i].Length)
 	}
-	inline := wr.Flags&SendInline != 0
+	inline := wr.Flags&SendInline != 0 || len(wr.Inline) != 0
 	switch {
+	case len(wr.Inline) != 0 && len(wr.SGE) != 0:
+		return qp.invalid(op, "%d inline bytes and %d SGEs: the data is one or the other", len(wr.Inline), len(wr.SGE))
 	case wr.Opcode > OpSendWithInv:
 		return qp.invalid(op, "opcode %v", wr.Opcode)
 	case qp.ctx.prov.traits().iwarp && !wr.Opcode.onIWARP():
@@ -166,8 +168,8 @@ func (qp *QP) checkSend(wr *SendWR, maxInline, maxSGE int) error {
 	return nil
 }
 
-// MaxInline is the most inline data (SendInline) one send work request
-// can carry: what the kernel granted, within the queue's element size.
+// MaxInline is the most inline data (SendWR.Inline, or SendInline with
+// SGEs) one send work request can carry: what the kernel granted, within the queue's element size.
 func (qp *QP) MaxInline() int {
 	if qp.ops == nil {
 		return int(qp.cap.MaxInlineData)

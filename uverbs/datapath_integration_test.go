@@ -52,6 +52,25 @@ func TestIntegrationRxeSendRecv(t *testing.T) {
 			t.Fatalf("size %d (inline %v): data differs", n, flags&uverbs.SendInline != 0)
 		}
 	}
+	// Inline bytes from the Go heap, reused for the next send as soon
+	// as PostSend returns.
+	heap := make([]byte, a.MaxInline())
+	for _, n := range []int{1, 32, a.MaxInline()} {
+		fill(heap[:n], byte(n))
+		want := append([]byte(nil), heap[:n]...)
+		clear(mem[dst : dst+n+1])
+		if err := b.PostRecv(&uverbs.RecvWR{ID: 102, SGE: []uverbs.SGE{e.sge(dst, n+1)}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.PostSend(&uverbs.SendWR{ID: 3, Opcode: uverbs.OpSend, Flags: uverbs.SendSignaled, Inline: heap[:n]}); err != nil {
+			t.Fatal(err)
+		}
+		clear(heap)
+		checkWC(t, ca.wait(t, 1)[0], 3, uverbs.WCSend, uverbs.WCSuccess)
+		if wc := cb.wait(t, 1)[0]; wc.ByteLen != uint32(n) || !bytes.Equal(mem[dst:dst+n], want) || mem[dst+n] != 0 {
+			t.Fatalf("%d inline bytes: %+v, data equal %v", n, wc, bytes.Equal(mem[dst:dst+n], want))
+		}
+	}
 	// Three SGEs gathered into one receive that scatters into two.
 	fill(mem[src:src+300], 9)
 	clear(mem[dst : dst+300])

@@ -121,7 +121,7 @@ func (x *rxeQP) postOneSend(wr *SendWR, marker bool) error {
 	if err := qp.checkSend(wr, x.maxInline(), x.maxSendSGE()); err != nil {
 		return err
 	}
-	var length uint64
+	length := uint64(len(wr.Inline))
 	for i := range wr.SGE {
 		length += uint64(wr.SGE[i].Length)
 	}
@@ -141,7 +141,11 @@ func (x *rxeQP) postOneSend(wr *SendWR, marker bool) error {
 	p := x.sq.elem(prod)
 	wqe := (*abi.RxeSendWqe)(p)
 	*wqe = abi.RxeSendWqe{}
-	wqe.Wr.WrID, wqe.Wr.Opcode, wqe.Wr.SendFlags = wr.ID, uint32(wr.Opcode), uint32(wr.Flags)
+	flags := wr.Flags
+	if len(wr.Inline) != 0 {
+		flags |= SendInline // the kernel finds the data in the element by this flag
+	}
+	wqe.Wr.WrID, wqe.Wr.Opcode, wqe.Wr.SendFlags = wr.ID, uint32(wr.Opcode), uint32(flags)
 	switch wr.Opcode {
 	case OpSendWithImm, OpRDMAWriteWithImm:
 		wqe.Wr.Ex = bits.ReverseBytes32(wr.Imm)
@@ -171,21 +175,28 @@ func (x *rxeQP) postOneSend(wr *SendWR, marker bool) error {
 		*(*uint32)(unsafe.Add(u, abi.RxeWrRdmaRkey)) = wr.RKey
 	}
 	data := unsafe.Add(p, sendWqeHdr)
-	if wr.Flags&SendInline != 0 {
+	nsge := uint32(len(wr.SGE))
+	switch {
+	case len(wr.Inline) != 0:
+		// One copy, from the caller's bytes; num_sge says 1 as for the
+		// same bytes inlined from one SGE (what librxe writes for it).
+		copy(unsafe.Slice((*byte)(data), len(wr.Inline)), wr.Inline)
+		nsge = 1
+	case flags&SendInline != 0:
 		off := uintptr(0)
 		for i := range wr.SGE {
 			s := &wr.SGE[i]
 			copy(unsafe.Slice((*byte)(unsafe.Add(data, off)), s.Length), unsafe.Slice(addrPtr(s.Addr), s.Length))
 			off += uintptr(s.Length)
 		}
-	} else {
+	default:
 		for i := range wr.SGE {
 			s := &wr.SGE[i]
 			*(*abi.RxeSge)(unsafe.Add(data, i*sgeSize)) = abi.RxeSge{Addr: s.Addr, Length: s.Length, Lkey: s.LKey}
 		}
 	}
 	wqe.Iova = wr.RemoteAddr
-	wqe.Dma.Length, wqe.Dma.Resid, wqe.Dma.NumSge = uint32(length), uint32(length), uint32(len(wr.SGE))
+	wqe.Dma.Length, wqe.Dma.Resid, wqe.Dma.NumSge = uint32(length), uint32(length), nsge
 	wqe.Ssn = x.ssn
 	x.ssn++
 	x.sq.publish(prod)

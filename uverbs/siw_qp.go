@@ -133,7 +133,7 @@ func (x *siwQP) postOne(wr *SendWR) error {
 	if err := qp.checkSend(wr, x.maxInline(), x.maxSendSGE()); err != nil {
 		return err
 	}
-	inline := wr.Flags&SendInline != 0
+	inline := wr.Flags&SendInline != 0 || len(wr.Inline) != 0
 	if inline && wr.Opcode != OpSend && wr.Opcode != OpRDMAWrite {
 		return qp.invalid(op, "inline data with %v (siw inlines SEND and RDMA_WRITE only)", wr.Opcode)
 	}
@@ -156,15 +156,23 @@ func (x *siwQP) postOne(wr *SendWR) error {
 	if wr.Flags&SendFence != 0 {
 		flags |= abi.SiwWqeReadFence
 	}
+	nsge := uint32(len(wr.SGE))
 	if inline {
+		// The data goes over sge[1..] and sge[0] says its length
+		// (libsiw's push_send_wqe); the kernel points sge[0] at it and
+		// takes num_sge as 1 (siw_activate_tx). Inline bytes say 1, as
+		// the same bytes inlined from one SGE do.
 		flags |= abi.SiwWqeInline
 		dst := unsafe.Slice((*byte)(unsafe.Pointer(&e.Sge[1])), abi.SiwMaxInline)
-		off := uint32(0)
+		off := uint32(copy(dst, wr.Inline))
 		for i := range wr.SGE {
 			s := &wr.SGE[i]
 			off += uint32(copy(dst[off:], unsafe.Slice(addrPtr(s.Addr), s.Length)))
 		}
-		e.Sge[0].Length = off
+		e.Sge[0] = abi.SiwSge{Length: off}
+		if len(wr.Inline) != 0 {
+			nsge = 1
+		}
 	} else {
 		for i := range wr.SGE {
 			s := &wr.SGE[i]
@@ -173,7 +181,7 @@ func (x *siwQP) postOne(wr *SendWR) error {
 	}
 	// Flags, num_sge and opcode last, in one release store: the slot is
 	// the kernel's.
-	atomic.StoreUint32(flagsWord(p), flags|uint32(len(wr.SGE))<<16|uint32(siwSendOpcode(wr.Opcode))<<24)
+	atomic.StoreUint32(flagsWord(p), flags|nsge<<16|uint32(siwSendOpcode(wr.Opcode))<<24)
 	x.sq.count++
 	return nil
 }

@@ -95,6 +95,18 @@ type SendWR struct {
 	Imm    uint32 // immediate data, host order (sent big-endian)
 	SGE    []SGE
 
+	// Inline, when not empty, is the request's data itself: PostSend
+	// copies these bytes into the work queue element, so they need be
+	// neither registered nor outside the Go heap, and are only read
+	// during the call (the caller may reuse them as soon as it
+	// returns). It implies SendInline, takes the place of SGE (a request
+	// with both is refused), and holds at most QP.MaxInline bytes; it
+	// carries the data of a SEND or an RDMA WRITE (with or without
+	// immediate or invalidation, as the transport allows), never a READ's
+	// or an atomic's. This is one copy, where SendInline with SGEs copies
+	// from registered memory that the caller filled first.
+	Inline []byte
+
 	// RDMA and atomics: the remote address and its region's key.
 	RemoteAddr uint64
 	RKey       uint32
