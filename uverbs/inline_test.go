@@ -122,18 +122,7 @@ func checkInlineRefusals(t *testing.T, post func(*SendWR) error, maxInline int, 
 func TestSIWInlineBytes(t *testing.T) {
 	littleEndian(t)
 	c, f := newSIWFake(t)
-	pd, err := c.AllocPD()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cq, err := c.CreateCQ(CQAttr{CQE: siwFakeCQE})
-	if err != nil {
-		t.Fatal(err)
-	}
-	qp, err := pd.CreateQP(QPInit{Type: ib.QPTypeRC, SendCQ: cq, RecvCQ: cq, Cap: QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 2, MaxRecvSGE: 2, MaxInlineData: 64}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, qp := siwFakeRC(t, c)
 	sq := f.rings[siwSQKey]
 	const sqe = 120
 	payload := bytes.Repeat([]byte("0123456789abcdef"), 5) // SIW_MAX_INLINE, 80 bytes

@@ -82,10 +82,6 @@ func siwFlags(b []byte, i, size int) uint16 { return binary.LittleEndian.Uint16(
 func TestSIWRings(t *testing.T) {
 	littleEndian(t)
 	c, f := newSIWFake(t)
-	pd, err := c.AllocPD()
-	if err != nil {
-		t.Fatal(err)
-	}
 	buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
 		t.Fatal(err)
@@ -93,14 +89,7 @@ func TestSIWRings(t *testing.T) {
 	t.Cleanup(func() { unix.Munmap(buf) })
 	copy(buf, "inline payload")
 	base := uint64(uintptr(unsafe.Pointer(&buf[0])))
-	cq, err := c.CreateCQ(CQAttr{CQE: siwFakeCQE})
-	if err != nil {
-		t.Fatal(err)
-	}
-	qp, err := pd.CreateQP(QPInit{Type: ib.QPTypeRC, SendCQ: cq, RecvCQ: cq, Cap: QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 2, MaxRecvSGE: 2, MaxInlineData: 64}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cq, qp := siwFakeRC(t, c)
 	if qp.MaxInline() != abi.SiwMaxInline {
 		t.Fatalf("max inline %d", qp.MaxInline())
 	}
@@ -274,4 +263,23 @@ func contains(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// siwFakeRC makes a PD, a CQ and an RC QP (4 WRs and 2 SGEs each way,
+// 64 bytes inline asked) on c, a Context of newSIWFake.
+func siwFakeRC(t *testing.T, c *Context) (*CQ, *QP) {
+	t.Helper()
+	pd, err := c.AllocPD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cq, err := c.CreateCQ(CQAttr{CQE: siwFakeCQE})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qp, err := pd.CreateQP(QPInit{Type: ib.QPTypeRC, SendCQ: cq, RecvCQ: cq, Cap: QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 2, MaxRecvSGE: 2, MaxInlineData: 64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cq, qp
 }
