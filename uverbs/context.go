@@ -45,8 +45,6 @@ type Context struct {
 	nextHandle uint64
 	objects    map[uint64]any            // user_handle -> *QP, *CQ, *SRQ, for async events
 	channels   map[*CompChannel]struct{} // closed with the context
-
-	gates [numDoorbellKinds]doorbellGate // which call each kind of doorbell takes (doorbell.go)
 }
 
 // Interface says how a context talks to the kernel.

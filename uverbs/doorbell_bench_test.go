@@ -17,20 +17,21 @@ import (
 // the rest of the process: one goroutine streams 256 KiB RDMA WRITEs
 // between two RC QPs of one device, busy-polling its CQ, while the
 // benchmark's goroutine times runtime.GC() (b.N collections). The
-// sub-benchmarks are the doorbell always through the scheduler's
-// system-call path (the package's only way from December 1 to 5, 2026),
-// always a raw system call (its way before), and gated (what it does
-// now: raw only while measured short, doorbell.go), side by side in one
-// binary; run with -test.count=N for
+// sub-benchmarks are the doorbell through the scheduler's system-call
+// path (what the package does) and a raw system call (what it did until
+// December 2026), side by side in one binary; run with -test.count=N for
 // alternating rounds. Metrics: gc-ms, the mean collection; gc-max-ms, the
 // slowest; stop-max-ms, the longest stop-the-world wait for the
 // collections (/sched/pauses/stopping/gc:seconds, the upper bound of its
 // highest bucket that grew); MB/s, the stream's throughput meanwhile.
 // Meant for 2 vCPUs with GOMAXPROCS=2 (see the README).
 func BenchmarkDoorbellRuntime(b *testing.B) {
-	for _, mode := range []uverbs.DoorbellMode{"syscall", "raw", "gated"} {
-		b.Run(string(mode), func(b *testing.B) {
-			b.Cleanup(uverbs.SetDoorbellMode(mode))
+	for _, mode := range []struct {
+		name string
+		raw  bool
+	}{{"syscall", false}, {"raw", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			b.Cleanup(uverbs.SetRawDoorbell(mode.raw))
 			benchDoorbellRuntime(b)
 		})
 	}

@@ -35,7 +35,7 @@ func (k *fakeKernel) mmap(offset int64, length int) ([]byte, error) {
 	return k.onMmap(offset, length)
 }
 
-func (k *fakeKernel) doorbell(cmd []byte, _ bool) (int, error) {
+func (k *fakeKernel) doorbell(cmd []byte) (int, error) {
 	k.doorbells++
 	copy(k.lastDoorbell[:], cmd)
 	return len(cmd), nil

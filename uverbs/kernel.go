@@ -17,9 +17,8 @@ type kernel interface {
 	// cookie); the memory is outside the Go heap and unmapped with
 	// unix.Munmap.
 	mmap(offset int64, length int) ([]byte, error)
-	// doorbell writes a data-path command, with a raw system call if
-	// raw (see doorbell.go); it must not allocate.
-	doorbell(cmd []byte, raw bool) (int, error)
+	// doorbell writes a data-path command; it must not allocate.
+	doorbell(cmd []byte) (int, error)
 	// queues reports whether the kernel shares queues with user space
 	// (false: a fake kernel of the control path only).
 	queues() bool
@@ -34,6 +33,6 @@ func (k fdKernel) write(w *abi.WriteCmd) error             { return abi.Write(k.
 func (k fdKernel) mmap(offset int64, length int) ([]byte, error) {
 	return unix.Mmap(k.fd, offset, length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 }
-func (k fdKernel) doorbell(cmd []byte, raw bool) (int, error) { return doorbellWrite(k.fd, cmd, raw) }
-func (k fdKernel) queues() bool                               { return true }
-func (k fdKernel) close() error                               { return unix.Close(k.fd) }
+func (k fdKernel) doorbell(cmd []byte) (int, error) { return doorbellWrite(k.fd, cmd) }
+func (k fdKernel) queues() bool                     { return true }
+func (k fdKernel) close() error                     { return unix.Close(k.fd) }

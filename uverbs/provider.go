@@ -3,7 +3,6 @@ package uverbs
 import (
 	"fmt"
 	"net"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -235,31 +234,26 @@ func (c *Context) mapQueue(offset uint64, length int) ([]byte, error) {
 // doorbell writes cmd, a complete write() command (struct
 // ib_uverbs_cmd_hdr first), to the char device through the kernel seam:
 // the data path's doorbells (POST_SEND without work requests,
-// REQ_NOTIFY_CQ), raw while the context's gate for the kind measures
-// them short, else through the scheduler's system-call path
+// REQ_NOTIFY_CQ), through the scheduler's system-call path
 // (doorbell.go); it does not allocate unless it fails. Any response
 // pointer inside cmd must point to memory outside the Go heap, since the
 // kernel writes there.
-func (c *Context) doorbell(kind doorbellKind, cmd []byte) error {
+func (c *Context) doorbell(op string, cmd []byte) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
-		return wrap(c.dev.Name, kind.String(), errClosed)
+		return wrap(c.dev.Name, op, errClosed)
 	}
-	g := &c.gates[kind]
 	for {
-		raw := g.useRaw()
-		start := time.Now()
-		n, err := c.k.doorbell(cmd, raw)
-		g.took(time.Since(start), raw)
+		n, err := c.k.doorbell(cmd)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return c.wrapCmd(kind.String(), err)
+			return c.wrapCmd(op, err)
 		}
 		if n != len(cmd) {
-			return wrap(c.dev.Name, kind.String(), unix.EPROTO)
+			return wrap(c.dev.Name, op, unix.EPROTO)
 		}
 		return nil
 	}

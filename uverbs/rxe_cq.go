@@ -99,7 +99,7 @@ func (x *rxeCQ) requestNotify(solicitedOnly bool) error {
 	if x.closed {
 		return x.cq.closedErr("req notify cq")
 	}
-	return x.cq.ctx.doorbell(doorbellNotify, cmd)
+	return x.cq.ctx.doorbell("req notify cq", cmd)
 }
 
 // produced counts the completions the kernel has written: those polled

@@ -89,7 +89,7 @@ func (x *rxeQP) post(wr *SendWR, marker bool) error {
 	if err := x.postOneSend(wr, marker); err != nil {
 		return err
 	}
-	return x.qp.ctx.doorbell(doorbellPostSend, x.db)
+	return x.qp.ctx.doorbell("post send", x.db)
 }
 
 func (x *rxeQP) postSendList(wrs []SendWR) error {
@@ -108,7 +108,7 @@ func (x *rxeQP) postSendList(wrs []SendWR) error {
 		n++
 	}
 	if n > 0 {
-		if err := x.qp.ctx.doorbell(doorbellPostSend, x.db); err != nil {
+		if err := x.qp.ctx.doorbell("post send", x.db); err != nil {
 			return err
 		}
 	}

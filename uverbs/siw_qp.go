@@ -124,7 +124,7 @@ func (x *siwQP) ring(start uint32) error {
 		atomic.LoadUint32(flagsWord(x.sq.slot(start-1)))&abi.SiwWqeValid != 0 {
 		return nil
 	}
-	return x.qp.ctx.doorbell(doorbellPostSend, x.db)
+	return x.qp.ctx.doorbell("post send", x.db)
 }
 
 func (x *siwQP) postOne(wr *SendWR) error {
