@@ -56,13 +56,4 @@ func BenchmarkMessageRate(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msg/s")
-	reportDoorbells(b, e.c, b.N)
-}
-
-// reportDoorbells reports the share of n doorbells of ctx that took the
-// raw call (the gate of doorbell.go), and how many of those fell back.
-func reportDoorbells(b *testing.B, ctx *uverbs.Context, n int) {
-	raw, fallbacks := uverbs.DoorbellCounts(ctx)
-	b.ReportMetric(100*float64(raw)/float64(max(n, 1)), "raw-doorbell-%")
-	b.ReportMetric(float64(fallbacks), "doorbell-fallbacks")
 }

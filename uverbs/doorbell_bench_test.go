@@ -73,9 +73,6 @@ func benchDoorbellRuntime(b *testing.B) {
 	}
 	b.ReportMetric(worstGrownBucket(before, stoppingHistogram())*1e3, "stop-max-ms")
 	b.ReportMetric(float64(bytes)/elapsed.Seconds()/1e6, "MB/s")
-	raw, fallbacks := uverbs.DoorbellCounts(e.c)
-	b.ReportMetric(float64(raw), "raw-doorbells")
-	b.ReportMetric(float64(fallbacks), "doorbell-fallbacks")
 }
 
 // streamWrites posts signaled 256 KiB RDMA WRITEs from the start of the
