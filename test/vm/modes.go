@@ -278,29 +278,19 @@ func (s *session) test(ctx context.Context) error {
 		}
 	}
 	// The pairs come last: their two guests take two CPUs at once.
-	// The siw wire tests run in pairs of their own, which have siw0
-	// instead of rxe0 (see splitWireSIW).
-	for i, list := range list.splitWireSIW() {
-		if !s.opts.wire || len(list.wireBinaries()) == 0 {
-			continue
+	if s.opts.wire {
+		pairs := wireJobs(list, s.kernels, selfKernels)
+		if len(pairs) > 0 {
+			start := time.Now()
+			reps, err := s.runPairs(ctx, pairs, func(k kernel, w *wireEnd, list testList, outDir string) string {
+				return pairPayload(k, outDir, w, bins, list, s.opts.args)
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.stderr, "vm: %d wire pairs ran in %s\n", len(pairs), seconds(time.Since(start)))
+			reports = append(reports, reps...)
 		}
-		start := time.Now()
-		self := selfKernels
-		if i == 1 && len(s.kernels) > 1 {
-			// The siw pairs: every two kernels in both orders, no kernel
-			// with itself, to keep CI within its budget (-wire-self is
-			// for rxe, whose two ends on one kernel once failed alone).
-			self = nil
-		}
-		pairs := wirePairs(s.kernels, self)
-		reps, err := s.runPairs(ctx, pairs, func(k kernel, w *wireEnd, outDir string) string {
-			return pairPayload(k, outDir, w, bins, list, s.opts.args)
-		}, list)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(s.stderr, "vm: %d wire pairs ran in %s\n", len(pairs), seconds(time.Since(start)))
-		reports = append(reports, reps...)
 	}
 	if len(reports) == 0 {
 		return errors.New("no VM run: -test.run selects wire tests only, and -wire=false")
@@ -326,4 +316,28 @@ func (s *session) test(ctx context.Context) error {
 	}
 	fmt.Fprintln(s.stdout, "vm: "+summary)
 	return nil
+}
+
+// wireJobs are the wire pairs of a test run, in the order they start.
+// The siw wire tests run in pairs of their own, which have siw0 instead
+// of rxe0 (see splitWireSIW), in one pool with the others: the rxe pairs,
+// the longest, first. The rxe pairs are every two kernels in both orders
+// and those of self each with itself; the siw pairs the same without
+// self when there are two kernels or more, to keep CI within its budget
+// (-wire-self is for rxe, whose two ends on one kernel once failed alone).
+func wireJobs(list testList, kernels, self []kernel) []pairJob {
+	var jobs []pairJob
+	for i, l := range list.splitWireSIW() {
+		if len(l.wireBinaries()) == 0 {
+			continue
+		}
+		self := self
+		if i == 1 && len(kernels) > 1 {
+			self = nil
+		}
+		for _, p := range wirePairs(kernels, self) {
+			jobs = append(jobs, pairJob{kernels: p, list: l})
+		}
+	}
+	return jobs
 }

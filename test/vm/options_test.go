@@ -186,4 +186,9 @@ func TestWireParallel(t *testing.T) {
 			t.Errorf("-wire-parallel %d, benchmarks %v: %d pairs at once, want %d", tt.flag, len(tt.list.bench) > 0, got, tt.want)
 		}
 	}
+	// One pool: a benchmark in any pair's list makes it one pair at a time.
+	s := &session{opts: &options{}}
+	if got := s.wireParallel(tests[0], benches); got != 1 {
+		t.Errorf("a pool with benchmarks in one pair's list: %d pairs at once, want 1", got)
+	}
 }

@@ -436,34 +436,50 @@ func checkPair(rep *runReport, list testList) {
 // well: more than one rendezvous's timeout (testenv.WireTimeout).
 const pairGrace = 3 * time.Minute
 
-// runPairs boots the pairs, wireParallel of them at a time and the two
-// guests of a pair at once, and returns one report per guest, pair by
-// pair, side a first; each pair's output is printed, in order, once all
-// have ended. A pair in
-// which a guest's kernel panicked boots once more, and its reports say
-// so: 6.12's rxe corrupts its own slab now and then on the wire (see
-// docs/testing.md), a kernel bug that would otherwise fail the run by
-// chance. A second panic, and every other failure, stands.
-func (s *session) runPairs(ctx context.Context, pairs [][2]kernel,
-	payload func(k kernel, w *wireEnd, guestOutDir string) string, list testList) ([]runReport, error) {
+// pairJob is one pair of a wire run: its two kernels, side a's first,
+// and the wire tests it runs, the siw ones or the others (see
+// splitWireSIW), which also say whether its guests get siw0 instead of
+// rxe0.
+type pairJob struct {
+	kernels [2]kernel
+	list    testList
+}
+
+// runPairs boots the pairs, wireParallel of them at a time in the order
+// given and the two guests of a pair at once, and returns one report per
+// guest, pair by pair, side a first; each pair's output is printed, in
+// order, once all have ended. A pair in which a guest's kernel panicked
+// boots once more, and its reports say so: 6.12's rxe corrupts its own
+// slab now and then on the wire (see docs/testing.md), a kernel bug that
+// would otherwise fail the run by chance. A second panic, and every other
+// failure, stands.
+func (s *session) runPairs(ctx context.Context, jobs []pairJob,
+	payload func(k kernel, w *wireEnd, list testList, guestOutDir string) string) ([]runReport, error) {
 	files, err := s.prepare(ctx)
 	if err != nil {
 		return nil, err
 	}
-	results := make([]pairResult, len(pairs))
-	if err := bounded(ctx, len(pairs), s.wireParallel(list), func(i int) {
-		results[i] = s.runPairRetrying(ctx, files, pairs[i], payload, list.wireSIW())
+	lists := make([]testList, len(jobs))
+	for i, j := range jobs {
+		lists[i] = j.list
+	}
+	results := make([]pairResult, len(jobs))
+	if err := bounded(ctx, len(jobs), s.wireParallel(lists...), func(i int) {
+		j := jobs[i]
+		results[i] = s.runPairRetrying(ctx, files, j.kernels, func(k kernel, w *wireEnd, outDir string) string {
+			return payload(k, w, j.list, outDir)
+		}, j.list.wireSIW())
 	}); err != nil {
 		return nil, err
 	}
 	var reports []runReport
-	for _, r := range results {
+	for i, r := range results {
 		if r.err != nil {
 			return nil, r.err
 		}
 		s.stdout.Write(r.out.Bytes())
-		for i := range r.reps {
-			checkPair(&r.reps[i], list)
+		for k := range r.reps {
+			checkPair(&r.reps[k], jobs[i].list)
 		}
 		reports = append(reports, r.reps[:]...)
 	}
@@ -520,12 +536,14 @@ func (s *session) runPairRetrying(ctx context.Context, files map[string]bootFile
 // default 2 for tests, whose guests spend most of a pair's time waiting
 // (for timeouts, netem's delays, a peer's restart), and 1 for
 // benchmarks, which a second pair on the same cores would skew.
-func (s *session) wireParallel(list testList) int {
+func (s *session) wireParallel(lists ...testList) int {
 	if s.opts.wireParallel > 0 {
 		return s.opts.wireParallel
 	}
-	if len(list.bench) > 0 {
-		return 1
+	for _, l := range lists {
+		if len(l.bench) > 0 {
+			return 1
+		}
 	}
 	return 2
 }

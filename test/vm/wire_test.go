@@ -330,3 +330,35 @@ func TestKernelPanicked(t *testing.T) {
 		}
 	}
 }
+
+// TestWireJobs: the rxe pairs and the siw pairs run in one pool, the rxe
+// ones (the longest) first, each with its own tests; the siw pairs meet no
+// kernel with itself when there are two kernels, and with one they do.
+func TestWireJobs(t *testing.T) {
+	list := testList{wire: map[string][]string{"rdma_rsocket": {"TestWireRsocketBulk", "TestWireSIWRsocketBulk"}}}
+	type job struct{ Pair, Tests string }
+	jobs := func(js []pairJob) []job {
+		var out []job
+		for _, j := range js {
+			out = append(out, job{j.kernels[0].Release + "~" + j.kernels[1].Release, strings.Join(j.list.wire["rdma_rsocket"], ",")})
+		}
+		return out
+	}
+	a, b := k61.Release, k612.Release
+	want := []job{
+		{a + "~" + b, "TestWireRsocketBulk"}, {b + "~" + a, "TestWireRsocketBulk"}, {a + "~" + a, "TestWireRsocketBulk"},
+		{a + "~" + b, "TestWireSIWRsocketBulk"}, {b + "~" + a, "TestWireSIWRsocketBulk"},
+	}
+	if diff := cmp.Diff(want, jobs(wireJobs(list, []kernel{k61, k612}, []kernel{k61}))); diff != "" {
+		t.Errorf("two kernels (-want +got):\n%s", diff)
+	}
+	want = []job{{b + "~" + b, "TestWireRsocketBulk"}, {b + "~" + b, "TestWireSIWRsocketBulk"}}
+	if diff := cmp.Diff(want, jobs(wireJobs(list, []kernel{k612}, []kernel{k612}))); diff != "" {
+		t.Errorf("one kernel (-want +got):\n%s", diff)
+	}
+	for _, j := range wireJobs(list, []kernel{k61, k612}, nil) {
+		if siw := j.list.wireSIW(); siw != strings.Contains(strings.Join(j.list.wire["rdma_rsocket"], ""), "SIW") {
+			t.Errorf("%v: siw0 %v for %v", j.kernels, siw, j.list.wire)
+		}
+	}
+}
