@@ -19,7 +19,9 @@ import (
 // cmtime keep): on siw that adds calls and context switches. Both sides
 // are the separately built programs, not this binary, so the race
 // detector's run has nothing of its own to find here: it runs
-// ib_write_lat alone.
+// ib_write_lat alone. The spare P's record is ib_write_lat's: with
+// messages in flight the count is timing (below), and three straced
+// pairs a program instead of two cost the siw guests 35 s each.
 func TestIntegrationSIWPerftestSyscalls(t *testing.T) {
 	e, dev := cmtest.SIW(t)
 	const n = 200
@@ -43,7 +45,11 @@ func TestIntegrationSIWPerftestSyscalls(t *testing.T) {
 			got := map[string]testenv.Syscalls{}
 			twoP := ours
 			twoP.Name, twoP.Env = "ours-2P", append(twoP.Env, "GOMAXPROCS=2")
-			for _, who := range []cmtest.Side{ours, twoP, theirs} {
+			sides := []cmtest.Side{ours, theirs}
+			if tc.prog == "ib_write_lat" {
+				sides = append(sides, twoP)
+			}
+			for _, who := range sides {
 				s, sl := cmtest.Straced(t, dir, who.Name+"-server", who)
 				c, cl := cmtest.Straced(t, dir, who.Name+"-client", who)
 				rs, rc := siwPair(t, e, dev, tc.prog, s, c, args...)
@@ -54,10 +60,14 @@ func TestIntegrationSIWPerftestSyscalls(t *testing.T) {
 					rs.Usage.Switches(), rs.Usage.CPU, rc.Usage.Switches(), rc.Usage.CPU)
 			}
 			for _, role := range []string{"server", "client"} {
-				o, o2, c := got[ours.Name+"-"+role], got[twoP.Name+"-"+role], got[theirs.Name+"-"+role]
-				t.Logf("%s %s per message: doorbells ours %.3f (2P %.3f) libsiw %.3f, calls ours %.2f (2P %.2f) libsiw %.2f\n ours: %v\n ours, 2P: %v\n libsiw: %v",
-					tc.prog, role, float64(o.Doorbells)/n, float64(o2.Doorbells)/n, float64(c.Doorbells)/n,
-					float64(o.Total)/n, float64(o2.Total)/n, float64(c.Total)/n, o, o2, c)
+				o, c := got[ours.Name+"-"+role], got[theirs.Name+"-"+role]
+				t.Logf("%s %s per message: doorbells ours %.3f libsiw %.3f, calls ours %.2f libsiw %.2f\n ours: %v\n libsiw: %v",
+					tc.prog, role, float64(o.Doorbells)/n, float64(c.Doorbells)/n, float64(o.Total)/n, float64(c.Total)/n, o, c)
+				o2, twoPRan := got[twoP.Name+"-"+role]
+				if twoPRan {
+					t.Logf("%s %s per message, ours with 2P: doorbells %.3f, calls %.2f\n %v",
+						tc.prog, role, float64(o2.Doorbells)/n, float64(o2.Total)/n, o2)
+				}
 				if tc.prog == "ib_write_lat" && c.Doorbells < n/2 {
 					// Each side posts one WRITE at a time to an idle queue.
 					t.Errorf("%s %s: libsiw rang %d doorbells for %d messages: is the log read right?", tc.prog, role, c.Doorbells, n)
@@ -76,8 +86,11 @@ func TestIntegrationSIWPerftestSyscalls(t *testing.T) {
 				if tc.prog != "ib_write_lat" {
 					limit = got[theirs.Name+"-server"].Doorbells + n
 				}
-				if o.Doorbells > limit || o2.Doorbells > limit {
-					t.Errorf("%s %s: %d doorbells (2P %d) for %d messages, libsiw %d", tc.prog, role, o.Doorbells, o2.Doorbells, n, c.Doorbells)
+				if o.Doorbells > limit {
+					t.Errorf("%s %s: %d doorbells for %d messages, libsiw %d", tc.prog, role, o.Doorbells, n, c.Doorbells)
+				}
+				if twoPRan && o2.Doorbells > limit {
+					t.Errorf("%s %s: %d doorbells with 2P for %d messages, libsiw %d", tc.prog, role, o2.Doorbells, n, c.Doorbells)
 				}
 			}
 		})

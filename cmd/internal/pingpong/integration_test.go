@@ -365,7 +365,11 @@ func TestIntegrationPingpongErrors(t *testing.T) {
 
 // waitListen waits until a TCP socket listens on port (read from
 // /proc/net/tcp and tcp6, so that no connection is used up).
-func waitListen(port int, d time.Duration) error {
+func waitListen(port int, d time.Duration) error { return waitListenOr(port, d, nil) }
+
+// waitListenOr is waitListen that also gives up once ended is closed (the
+// server ended before it listened).
+func waitListenOr(port int, d time.Duration, ended <-chan struct{}) error {
 	want := fmt.Sprintf(":%04X ", port)
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
@@ -378,7 +382,11 @@ func waitListen(port int, d time.Duration) error {
 				}
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-ended:
+			return fmt.Errorf("the server ended before it listened on port %d", port)
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 	return fmt.Errorf("nothing listens on port %d after %v", port, d)
 }

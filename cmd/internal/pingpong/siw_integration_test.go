@@ -32,14 +32,15 @@ func (r run) masked() run {
 // namespace, connecting to siw0's address, each for at most limit.
 func siwPair(t *testing.T, e *testenv.SIWEnv, server, client string, port int, limit time.Duration) (rs, rc run) {
 	t.Helper()
-	start := func(cmd *exec.Cmd) func() run {
+	// start starts cmd; ended is closed when it ends, and wait is its run.
+	start := func(cmd *exec.Cmd) (wait func() run, ended <-chan struct{}) {
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		done, exited := make(chan error, 1), make(chan struct{})
+		go func() { done <- cmd.Wait(); close(exited) }()
 		return func() run {
 			var err error
 			select {
@@ -57,13 +58,14 @@ func siwPair(t *testing.T, e *testenv.SIWEnv, server, client string, port int, l
 				t.Fatal(err)
 			}
 			return run{out.String(), errb.String(), status}
-		}
+		}, exited
 	}
 	p := strconv.Itoa(port)
-	waitS := start(exec.Command(server, "-d", e.Dev, "-g", "0", "-p", p))
-	// The server's TCP listen, or its early end.
-	waitListen(port, 5*time.Second)
-	waitC := start(e.PeerCommand(context.Background(), client, "-d", e.PeerDev, "-g", "0", "-p", p, e.Addr.String()))
+	waitS, serverEnded := start(exec.Command(server, "-d", e.Dev, "-g", "0", "-p", p))
+	// The server's TCP listen, or its early end (the UC and UD ones fail
+	// before they listen).
+	waitListenOr(port, 5*time.Second, serverEnded)
+	waitC, _ := start(e.PeerCommand(context.Background(), client, "-d", e.PeerDev, "-g", "0", "-p", p, e.Addr.String()))
 	rc = waitC()
 	rs = waitS()
 	return rs, rc
@@ -85,10 +87,11 @@ func TestIntegrationSIWPingpongFails(t *testing.T) {
 				t.Fatalf("our %s: %q, %v", progs[kind], ours, err)
 			}
 			// rdma-core's srq_pingpong client spins until its limit
-			// (below): 20 s. Ours must end by itself; it gets a minute,
-			// which a loaded host needs (ours' srq server, killed at
-			// 20 s, was still at work on a host at load 15).
-			ts, tc := siwPair(t, e, theirs, theirs, 18900+2*i, 20*time.Second)
+			// (below): 10 s, five times what rdma-core's programs take
+			// to fail on a loaded host. Ours must end by itself; it gets
+			// a minute, which a loaded host needs (ours' srq server,
+			// killed at 20 s, was still at work on a host at load 15).
+			ts, tc := siwPair(t, e, theirs, theirs, 18900+2*i, 10*time.Second)
 			ous, ouc := siwPair(t, e, ours, ours, 18901+2*i, time.Minute)
 			if tc.status == 0 || ts.status == 0 {
 				t.Fatalf("rdma-core's %s worked on siw: server %+v, client %+v", progs[kind], ts, tc)

@@ -18,15 +18,22 @@ func SIW(t testing.TB) (*testenv.SIWEnv, uint32) {
 	return rxetest.SIW(t)
 }
 
+// siwServerGrace is how long SIWFailAlike's server may run on after its
+// client ended: several times what a failing program takes to notice on
+// a loaded host.
+const siwServerGrace = 8 * time.Second
+
 // SIWFailAlike runs a program that cannot work on iWARP twice on the siw
 // guest, rdma-core's pair and then ours (the command of that name first
 // on the guest's PATH), each with its server on siw0 (serverArgs) and its
 // client in the peer namespace (clientArgs), and fails t unless ours ends
 // in each role as rdma-core's does: the same exit status and the same
 // standard output and error once mask has replaced what differs from run
-// to run (nil: nothing). A side still running after limit is killed and
-// counts as exit status -1; where both are, their output is not compared
-// (C's buffered standard output dies with it).
+// to run (nil: nothing). A client still running after limit, or a server
+// still running siwServerGrace after its client ended (it waits for a
+// request that will not come), is killed and counts as exit status -1;
+// where both are, their output is not compared (C's buffered standard
+// output dies with it).
 func SIWFailAlike(t *testing.T, e *testenv.SIWEnv, name string, serverArgs, clientArgs []string, limit time.Duration, mask func(string) string) {
 	t.Helper()
 	theirs := Side{Name: "rdma-core", Oracle: testenv.Oracle(t, name)}
@@ -42,8 +49,8 @@ func SIWFailAlike(t *testing.T, e *testenv.SIWEnv, name string, serverArgs, clie
 	}
 	norm := func(s string) string { return mask(names.Replace(s)) }
 	run := func(s Side) (rs, rc Result) {
-		ws := s.Start(serverArgs, limit)
-		time.Sleep(300 * time.Millisecond) // the server's listen, or its early end
+		ws := s.Start(serverArgs, siwServerGrace) // counted from ws()
+		time.Sleep(300 * time.Millisecond)        // the server's listen, or its early end
 		rc = s.InNetns(e.PeerNetns).Start(clientArgs, limit)()
 		return ws(), rc
 	}
