@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -95,22 +94,6 @@ var nextPort atomic.Int32
 
 func init() { nextPort.Store(18700) }
 
-// listening says whether a TCP socket listens on port (perftest's server
-// accepts one connection only, so it cannot be probed by connecting).
-func listening(port int) bool {
-	want := fmt.Sprintf(":%04X ", port)
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		b, _ := os.ReadFile(f)
-		for _, l := range strings.Split(string(b), "\n") {
-			fs := strings.Fields(l)
-			if len(fs) > 3 && strings.HasSuffix(fs[1]+" ", want) && fs[3] == "0A" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // cmListening says whether an rdma_cm id listens on port on device dev.
 func cmListening(t testing.TB, dev uint32, port int) bool {
 	nl, err := nldev.Dial()
@@ -147,7 +130,7 @@ func pair(t testing.TB, server, client end, extra ...string) (result, result) {
 	testenv.RequireRDMA(t)
 	port := int(nextPort.Add(1))
 	args := append([]string{"-d", "rxe0", "-x", "1", "-F", "-p", strconv.Itoa(port)}, extra...)
-	target, ready := "127.0.0.1", func() bool { return listening(port) }
+	target, ready := "127.0.0.1", func() bool { return cmtest.TCPListening(uint16(port)) }
 	if slices.Contains(extra, "-R") {
 		// The exchange runs over rdma_cm on the rxe device's address.
 		a, dev := rxetest.Addr(t)
@@ -321,7 +304,7 @@ func TestPeerGone(t *testing.T) {
 	// A client that sends its version and leaves, as perftest's server
 	// sees it: the same three lines.
 	w := end{prog: "ib_send_bw"}.start(t, args)
-	testenv.WaitFor(t, "the server to listen", func() bool { return listening(port) })
+	testenv.WaitFor(t, "the server to listen", func() bool { return cmtest.TCPListening(uint16(port)) })
 	c, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(port))
 	if err != nil {
 		t.Fatal(err)

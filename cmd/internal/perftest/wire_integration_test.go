@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
@@ -64,7 +65,7 @@ func wirePair(t *testing.T, w *testenv.WireEnv, dev uint32, roles [2]end, args [
 	if w.Side == 0 {
 		port := int(nextPort.Add(1))
 		args = append(args, "-p", strconv.Itoa(port))
-		ready := func() bool { return listening(port) }
+		ready := func() bool { return cmtest.TCPListening(uint16(port)) }
 		if cm {
 			ready = func() bool { return cmListening(t, dev, port) }
 		}

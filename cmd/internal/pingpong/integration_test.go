@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/device"
 	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
@@ -145,7 +145,7 @@ func pingpong(t testing.TB, server, client side, size, iters int, extra ...strin
 		port := int(nextPort.Add(1))
 		args := append([]string{"-d", "rxe0", "-g", "1", "-p", strconv.Itoa(port), "-s", strconv.Itoa(size), "-n", strconv.Itoa(iters), "-c"}, extra...)
 		waitS := server.start(args)
-		if err := waitListen(port, 10*time.Second); err != nil {
+		if err := cmtest.WaitTCPListen(uint16(port), 10*time.Second); err != nil {
 			out, serr := waitS()
 			t.Fatalf("%v server: %v (exit: %v)\n%s", server, err, serr, out)
 		}
@@ -294,13 +294,13 @@ func TestIntegrationPingpongPeerGone(t *testing.T) {
 			var cmd *exec.Cmd
 			if tc.oursServer {
 				go func() { done <- Main(&out, "ours", tc.kind, ourArgs) }()
-				if err := waitListen(port, 10*time.Second); err != nil {
+				if err := cmtest.WaitTCPListen(uint16(port), 10*time.Second); err != nil {
 					t.Fatal(err)
 				}
 				cmd = testenv.Start(t, progs[tc.kind], theirArgs...)
 			} else {
 				cmd = testenv.Start(t, progs[tc.kind], theirArgs...)
-				if err := waitListen(port, 10*time.Second); err != nil {
+				if err := cmtest.WaitTCPListen(uint16(port), 10*time.Second); err != nil {
 					t.Fatal(err)
 				}
 				go func() { done <- Main(&out, "ours", tc.kind, ourArgs) }()
@@ -361,32 +361,4 @@ func TestIntegrationPingpongErrors(t *testing.T) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}
 	}
-}
-
-// waitListen waits until a TCP socket listens on port (read from
-// /proc/net/tcp and tcp6, so that no connection is used up).
-func waitListen(port int, d time.Duration) error { return waitListenOr(port, d, nil) }
-
-// waitListenOr is waitListen that also gives up once ended is closed (the
-// server ended before it listened).
-func waitListenOr(port int, d time.Duration, ended <-chan struct{}) error {
-	want := fmt.Sprintf(":%04X ", port)
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-			b, _ := os.ReadFile(f)
-			for _, line := range strings.Split(string(b), "\n") {
-				fields := strings.Fields(line)
-				if len(fields) > 3 && strings.HasSuffix(fields[1]+" ", want) && fields[3] == "0A" {
-					return nil
-				}
-			}
-		}
-		select {
-		case <-ended:
-			return fmt.Errorf("the server ended before it listened on port %d", port)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("nothing listens on port %d after %v", port, d)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
@@ -64,7 +65,7 @@ func siwPair(t *testing.T, e *testenv.SIWEnv, server, client string, port int, l
 	waitS, serverEnded := start(exec.Command(server, "-d", e.Dev, "-g", "0", "-p", p))
 	// The server's TCP listen, or its early end (the UC and UD ones fail
 	// before they listen).
-	waitListenOr(port, 5*time.Second, serverEnded)
+	cmtest.WaitTCPListenOr(uint16(port), 5*time.Second, serverEnded)
 	waitC, _ := start(e.PeerCommand(context.Background(), client, "-d", e.PeerDev, "-g", "0", "-p", p, e.Addr.String()))
 	rc = waitC()
 	rs = waitS()

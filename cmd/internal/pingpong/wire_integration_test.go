@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
 	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
@@ -69,7 +70,7 @@ func wirePingpong(t *testing.T, w *testenv.WireEnv, pair [2]side, size, iters in
 	if w.Side == 0 {
 		port := int(nextPort.Add(1))
 		wait := pair[0].start(append(args, "-p", strconv.Itoa(port)))
-		if err := waitListen(port, 10*time.Second); err != nil {
+		if err := cmtest.WaitTCPListen(uint16(port), 10*time.Second); err != nil {
 			out, serr := wait()
 			w.Exchange(t, t.Name()+"/port", "")
 			t.Fatalf("%v server: %v (exit: %v)\n%s", pair[0], err, serr, out)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 	"github.com/rdmastack/rdmastack/internal/testkit/rxetest"
 )
 
@@ -37,7 +38,7 @@ func TestWireMTU(t *testing.T) {
 				if w.Side == 0 {
 					port := int(nextPort.Add(1))
 					wait := s.start(append(args, "-p", strconv.Itoa(port)))
-					if err := waitListen(port, 10*time.Second); err != nil {
+					if err := cmtest.WaitTCPListen(uint16(port), 10*time.Second); err != nil {
 						out, serr := wait()
 						t.Fatalf("%v server: %v (exit: %v)\n%s", s, err, serr, out)
 					}

@@ -12,16 +12,34 @@ import (
 // namespace listens on port (any address, IPv4 or IPv6), as
 // /proc/net/tcp{,6} show it; it opens no connection, so a server that
 // serves the first one it accepts is left alone.
-func WaitTCPListen(port uint16, d time.Duration) error {
-	want := fmt.Sprintf(":%04X", port)
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-			if tcpListens(f, want) {
-				return nil
-			}
+func WaitTCPListen(port uint16, d time.Duration) error { return WaitTCPListenOr(port, d, nil) }
+
+// WaitTCPListenOr is WaitTCPListen that also gives up once ended is
+// closed: the server ended before it listened.
+func WaitTCPListenOr(port uint16, d time.Duration, ended <-chan struct{}) error {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+		if TCPListening(port) {
+			return nil
+		}
+		select {
+		case <-ended:
+			return fmt.Errorf("the server ended before it listened on TCP port %d", port)
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
 	return fmt.Errorf("nothing listens on TCP port %d after %v", port, d)
+}
+
+// TCPListening reports whether a TCP socket of the process's network
+// namespace listens on port now (see WaitTCPListen).
+func TCPListening(port uint16) bool {
+	want := fmt.Sprintf(":%04X", port)
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		if tcpListens(f, want) {
+			return true
+		}
+	}
+	return false
 }
 
 // tcpListens reports whether a line of the /proc/net/tcp table f has
