@@ -22,7 +22,8 @@ import (
 // within DefaultFailureBound, and once its Conn is closed the deletion
 // completes (rxe's removal waits for every uverbs context of the
 // device). Side 0, whose peer vanished from the wire, ends both ways
-// with ECONNRESET or a failed completion within the same bound. Nothing
+// with ECONNRESET or a failed completion within the same bound (on siw,
+// also the completions of a QP whose socket went, siwSocketLost). Nothing
 // is left on either side, and side 1 adds its device back for the tests
 // after this one.
 func TestWireRsocketPeerDeviceDeleted(t *testing.T) {
@@ -32,7 +33,7 @@ func TestWireRsocketPeerDeviceDeleted(t *testing.T) {
 
 // TestWireSIWRsocketPeerDeviceDeleted is TestWireRsocketPeerDeviceDeleted
 // with siw0 deleted under the stream; side 1's stream may end with a
-// flushed completion rather than ErrDeviceRemoved (see below).
+// failed or flushed completion rather than ErrDeviceRemoved (see below).
 func TestWireSIWRsocketPeerDeviceDeleted(t *testing.T) {
 	w, dev := rxetest.WireSIW(t)
 	wirePeerDeviceDeleted(t, w, dev)
@@ -58,7 +59,7 @@ func wirePeerDeviceDeleted(t *testing.T, w *testenv.WireEnv, dev uint32) {
 	start := time.Now()
 	if w.Side == 0 {
 		awaitEnd(t, wrote, read, start, DefaultFailureBound, func(err error) bool {
-			return errors.Is(err, unix.ECONNRESET) || peerSilent(err)
+			return errors.Is(err, unix.ECONNRESET) || peerSilent(err) || siwSocketLost(w, err)
 		})
 		w.Sync(t, t.Name()+"/done")
 		return
@@ -66,17 +67,25 @@ func wirePeerDeviceDeleted(t *testing.T, w *testenv.WireEnv, dev uint32) {
 	del.start()
 	awaitEnd(t, wrote, read, start, DefaultFailureBound, func(err error) bool {
 		// On siw the kernel errors the QP (iw_cm drops the connection as
-		// rdma_cm tells the removal), and the flushed completions can
-		// come before the CM's DEVICE_REMOVAL: either ends the stream.
-		var ce *CompletionError
-		return errors.Is(err, rdma.ErrDeviceRemoved) ||
-			w.SIWDev != "" && errors.As(err, &ce) && ce.Status == uverbs.WCWRFlushErr
+		// rdma_cm tells the removal), and its completions can come before
+		// the CM's DEVICE_REMOVAL: either ends the stream.
+		return errors.Is(err, rdma.ErrDeviceRemoved) || siwSocketLost(w, err)
 	})
 	if err := c.Close(); err != nil {
 		t.Errorf("Close after the device went: %v", err)
 	}
 	del.wait(t)
 	w.Sync(t, t.Name()+"/done")
+}
+
+// siwSocketLost reports whether err is how a siw QP ends when its TCP
+// socket goes under it: the work request siw was sending completes with
+// LOC_QP_OP_ERR (siw_qp_sq_process in siw_qp_tx.c) and the rest are
+// flushed. It is false on rxe.
+func siwSocketLost(w *testenv.WireEnv, err error) bool {
+	var ce *CompletionError
+	return w.SIWDev != "" && errors.As(err, &ce) &&
+		(ce.Status == uverbs.WCWRFlushErr || ce.Status == uverbs.WCLocQPOpErr)
 }
 
 // deletion is the deletion of the wire's device (rxe0 or siw0) by `rdma
