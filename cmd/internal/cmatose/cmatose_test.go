@@ -32,12 +32,12 @@ func TestParse(t *testing.T) {
 		switch tc.args[0] {
 		case "-f":
 			// atoi stops at the x of 0x10; -t and -a take base 0.
-			if c.dst != "h" || c.Connections != 4 || c.Count != 0 || c.Size != 64 || !c.setTOS || c.tos != 0x20 ||
-				!c.setTimeout || c.ackTimeout != 14 || c.hints.Port != "99" || !c.migrate || c.hints.Numeric || c.ps != rdma.PortSpaceTCP {
+			if c.Dst != "h" || c.Connections != 4 || c.Count != 0 || c.Size != 64 || !c.SetTOS || c.TOS != 0x20 ||
+				!c.setTimeout || c.ackTimeout != 14 || c.Hints.Port != "99" || !c.migrate || c.Hints.Numeric || c.ps != rdma.PortSpaceTCP {
 				t.Errorf("%q: %+v", tc.args, c)
 			}
 		default:
-			if !c.hints.Numeric || c.hints.IB || c.ps != rdma.PortSpaceIB || c.src != "A" || c.Connections != 1 || c.Count != 10 || c.Size != 100 || c.hints.Port != "7471" {
+			if !c.Hints.Numeric || c.Hints.IB || c.ps != rdma.PortSpaceIB || c.Src != "A" || c.Connections != 1 || c.Count != 10 || c.Size != 100 || c.Hints.Port != "7471" {
 				t.Errorf("%q: %+v", tc.args, c)
 			}
 		}

@@ -56,3 +56,13 @@ func UsageExit(stdout, stderr io.Writer, complaint error, usageFormat, prog stri
 	fmt.Fprintf(stdout, usageFormat, prog)
 	return &ExitError{Code: 1}
 }
+
+// UsageAddr is how the usage of the examples that take a server and a
+// bind address begins (cmatose.c, udaddy.c, rstream.c, riostream.c);
+// each goes on with its own options.
+const UsageAddr = `usage: %s
+	[-s server_address]
+	[-b bind_address]
+	[-f address_format]
+	    name, ip, ipv6, or gid
+`

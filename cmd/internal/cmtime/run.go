@@ -70,10 +70,7 @@ func Run(ctx context.Context, prog string, stdout, stderr io.Writer, args []stri
 	if err != nil {
 		return err
 	}
-	if ret != 0 {
-		return &cmnode.ExitError{Code: ret}
-	}
-	return nil
+	return cmnode.Return(ret)
 }
 
 // step is one timed step (enum step).

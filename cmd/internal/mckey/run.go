@@ -4,12 +4,12 @@
 // datagrams of -S bytes to the group (QPN 0xFFFFFF) and a receiver waits
 // for as many; then every id leaves. Same options, output lines and exit
 // statuses, so either side can be rdma-core's. The node (QP, CQ,
-// buffers, sends and receives) is udaddy's: cmd/internal/udnode.
+// buffers, sends and receives) and the run are udaddy's:
+// cmd/internal/cmatest.
 package mckey
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/netip"
 	"sync"
@@ -17,8 +17,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmastack/rdmastack/cmd/internal/cmatest"
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
-	"github.com/rdmastack/rdmastack/cmd/internal/udnode"
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/rdma"
 )
 
@@ -36,55 +37,49 @@ func Main(prog string, stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	t := &test{cfg: c, byID: make(map[*rdma.ID]*node),
-		ud: &udnode.Test{Prog: "mckey", Stdout: stdout, Stderr: stderr, Size: c.Size, Count: c.Count}}
-	if ret := t.main(); ret != 0 {
-		return &cmnode.ExitError{Code: ret}
-	}
-	return nil
+		ud: &cmatest.Test{Prog: "mckey", Stdout: stdout, Stderr: stderr, Size: c.Size, Count: c.Count, Type: ib.QPTypeUD}}
+	return cmnode.Return(t.main())
 }
 
 // node is a UD node and the group it joined.
 type node struct {
-	udnode.Node
+	cmatest.Node
 	mc *rdma.Multicast
 }
 
 // test is struct cmatest.
 type test struct {
 	cfg          *config
-	ud           *udnode.Test
-	ch           *rdma.EventChannel
+	ud           *cmatest.Test
 	nodes        []*node
 	byID         map[*rdma.ID]*node
 	connectsLeft int
 	src, dst     netip.Addr
 }
 
-func (t *test) printf(format string, a ...any) { fmt.Fprintf(t.ud.Stdout, format, a...) }
-
 func (t *test) main() int {
 	t.connectsLeft = t.cfg.Connections
 	return t.ud.Run(t.allocNodes, t.run)
 }
 
-// allocNodes makes the nodes and their ids on ch.
-func (t *test) allocNodes(ch *rdma.EventChannel) ([]*udnode.Node, bool) {
-	t.ch = ch
+// allocNodes makes the nodes and their ids on the run's channel.
+func (t *test) allocNodes() bool {
 	t.nodes = make([]*node, max(t.cfg.Connections, 0))
-	uds := make([]*udnode.Node, len(t.nodes))
+	t.ud.Nodes = make([]*cmatest.Node, len(t.nodes))
 	for i := range t.nodes {
-		id, err := ch.CreateID(t.cfg.ps, cmnode.QPType(t.cfg.ps))
+		id, err := t.ud.Ch.CreateID(t.cfg.ps, cmnode.QPType(t.cfg.ps))
 		if err != nil {
 			for _, m := range t.nodes[:i] {
 				m.ID.Close()
 			}
-			return nil, false
+			t.ud.Nodes = nil
+			return false
 		}
-		t.nodes[i] = &node{Node: udnode.Node{ID: id}}
+		t.nodes[i] = &node{Node: cmatest.Node{ID: id}}
 		t.byID[id] = t.nodes[i]
-		uds[i] = &t.nodes[i].Node
+		t.ud.Nodes[i] = &t.nodes[i].Node
 	}
-	return uds, true
+	return true
 }
 
 // getAddr is mckey.c's get_addr: getaddrinfo(host, NULL, NULL).
@@ -92,7 +87,7 @@ func (t *test) getAddr(host string) (netip.Addr, int) {
 	a, err := cmnode.Lookup(host)
 	if err != nil {
 		le := err.(*cmnode.LookupError)
-		t.printf("getaddrinfo failed (%s) - invalid hostname or IP address\n", le.Text)
+		t.ud.Printf("getaddrinfo failed (%s) - invalid hostname or IP address\n", le.Text)
 		return netip.Addr{}, le.Code
 	}
 	return a, 0
@@ -143,32 +138,25 @@ func (t *test) join(n *node) (*rdma.Multicast, error) {
 
 func (t *test) joinHandler(n *node, ev *rdma.Event) int {
 	ah := &ev.Peer.AH
-	t.printf("mckey: joined dgid: %v mlid 0x%x sl %d\n", ah.DGID, ah.DLID, ah.SL)
+	t.ud.Printf("mckey: joined dgid: %v mlid 0x%x sl %d\n", ah.DGID, ah.DLID, ah.SL)
 	return t.ud.Resolved(&n.Node, &ev.Peer, &t.connectsLeft)
 }
 
 // handle is cma_handler.
 func (t *test) handle(ev *rdma.Event) int {
-	n := t.byID[ev.ID]
-	switch ev.Type {
-	case rdma.EventAddrResolved:
-		return t.addrHandler(n)
-	case rdma.EventMulticastJoin:
-		return t.joinHandler(n, ev)
-	case rdma.EventAddrError, rdma.EventRouteError, rdma.EventMulticastError:
-		t.connectsLeft--
-		return cmnode.EventError(t.ud.Stdout, "mckey", ev)
-	}
-	return 0
+	return t.ud.Handle(ev, cmatest.Handlers{
+		rdma.EventAddrResolved:  func(_ *cmatest.Node, ev *rdma.Event) int { return t.addrHandler(t.byID[ev.ID]) },
+		rdma.EventMulticastJoin: func(_ *cmatest.Node, ev *rdma.Event) int { return t.joinHandler(t.byID[ev.ID], ev) },
+	}, &t.connectsLeft)
 }
 
-func (t *test) connectEvents() int { return udnode.ConnectEvents(t.ch, &t.connectsLeft, t.handle) }
+func (t *test) connectEvents() int { return t.ud.ConnectEvents(&t.connectsLeft, t.handle) }
 
 // watch is cma_thread: it reports the events that come after the joins
 // until ctx ends (the C thread lives until the process exits).
 func (t *test) watch(ctx context.Context) {
 	for {
-		ev, err := t.ch.GetEvent(ctx)
+		ev, err := t.ud.Ch.GetEvent(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				t.ud.Perror("rdma_get_cm_event", err)
@@ -176,7 +164,7 @@ func (t *test) watch(ctx context.Context) {
 			return
 		}
 		if ev.Type == rdma.EventMulticastError || ev.Type == rdma.EventAddrChange {
-			t.printf("mckey: event: %s, status: %d\n", cmnode.EventName(ev.Type), cmnode.Status(ev.Status))
+			t.ud.Printf("mckey: event: %s, status: %d\n", cmnode.EventName(ev.Type), cmnode.Status(ev.Status))
 		}
 		ev.Ack()
 	}
@@ -187,7 +175,7 @@ func (t *test) run() int {
 	if t.cfg.sender {
 		role = "client"
 	}
-	t.printf("mckey: starting %s\n", role)
+	t.ud.Printf("mckey: starting %s\n", role)
 	if t.cfg.src != "" {
 		var ret int
 		if t.src, ret = t.getAddr(t.cfg.src); ret != 0 {
@@ -205,7 +193,7 @@ func (t *test) run() int {
 			return ret
 		}
 	}
-	t.printf("mckey: joining\n")
+	t.ud.Printf("mckey: joining\n")
 	for _, n := range t.nodes {
 		var src netip.AddrPort
 		if t.cfg.src != "" {
@@ -260,14 +248,14 @@ func (t *test) transfer() int {
 		return 0
 	}
 	if t.cfg.sender {
-		t.printf("initiating data transfers\n")
+		t.ud.Printf("initiating data transfers\n")
 		for _, n := range t.nodes {
 			if ret := t.ud.PostSends(&n.Node, false); ret != 0 {
 				return ret
 			}
 		}
 	} else {
-		t.printf("receiving data transfers\n")
+		t.ud.Printf("receiving data transfers\n")
 		for _, n := range t.nodes {
 			if !n.Connected {
 				continue
@@ -277,7 +265,7 @@ func (t *test) transfer() int {
 			}
 		}
 	}
-	t.printf("data transfers complete\n")
+	t.ud.Printf("data transfers complete\n")
 	return 0
 }
 

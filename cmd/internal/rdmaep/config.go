@@ -54,8 +54,5 @@ func mainOf(name, server string, stdout, stderr io.Writer, args []string, run fu
 	s := &side{name: name, cfg: c, stdout: stdout, stderr: stderr}
 	ret := run(s)
 	fmt.Fprintf(stdout, "%s: end %d\n", name, ret)
-	if ret != 0 {
-		return &cmnode.ExitError{Code: ret}
-	}
-	return nil
+	return cmnode.Return(ret)
 }

@@ -6,18 +6,7 @@ import (
 	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 )
 
-const usage = `usage: %s
-	[-s server_address]
-	[-b bind_address]
-	[-f address_format]
-	    name, ip, ipv6, or gid
-	[-B buffer_size]
-	[-i inline_size]
-	[-I iterations]
-	[-C transfer_count]
-	[-S transfer_size or all]
-	[-p port_number]
-	[-T test_option]
+const usage = rsock.UsageHead + `	[-T test_option]
 	    a|async - asynchronous operation (use poll)
 	    b|blocking - use blocking calls
 	    n|nonblocking - use nonblocking calls

@@ -112,10 +112,7 @@ func (r *runner) main() error {
 		return &cmnode.ExitError{Code: -1}
 	default:
 	}
-	if ret != 0 {
-		return &cmnode.ExitError{Code: ret}
-	}
-	return nil
+	return cmnode.Return(ret)
 }
 
 // die is the C program's exit(-1) from its CM thread.

@@ -70,6 +70,16 @@ func (c *Common) Set(opt rune, arg string, stderr io.Writer) bool {
 	return true
 }
 
+// UsageHead is how rstream's and riostream's usage begins: the lines of
+// the options Common reads; each goes on with its own.
+const UsageHead = cmnode.UsageAddr + `	[-B buffer_size]
+	[-i inline_size]
+	[-I iterations]
+	[-C transfer_count]
+	[-S transfer_size or all]
+	[-p port_number]
+`
+
 // Parse reads a command line as the programs' main does: getopt with
 // optstring, the shared options into c (Set), the program's own through
 // own, which reports whether it took the option. A bad option, or one

@@ -7,18 +7,7 @@ import (
 	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 )
 
-const usage = `usage: %s
-	[-s server_address]
-	[-b bind_address]
-	[-f address_format]
-	    name, ip, ipv6, or gid
-	[-B buffer_size]
-	[-i inline_size]
-	[-I iterations]
-	[-C transfer_count]
-	[-S transfer_size or all]
-	[-p port_number]
-	[-k keepalive_time]
+const usage = rsock.UsageHead + `	[-k keepalive_time]
 	[-T test_option]
 	    s|sockets - use standard tcp/ip sockets
 	    a|async - asynchronous operation (use poll)

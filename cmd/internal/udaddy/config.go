@@ -5,17 +5,12 @@ import (
 	"io"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cflags"
+	"github.com/rdmastack/rdmastack/cmd/internal/cmatest"
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
 	"github.com/rdmastack/rdmastack/rdma"
 )
 
-const usageFormat = `usage: %s
-	[-s server_address]
-	[-b bind_address]
-	[-f address_format]
-	    name, ip, ipv6, or gid
-	[-P port_space]
-	    udp or ipoib
+const usageFormat = cmatest.UsageHead + `	    udp or ipoib
 	[-c connections]
 	[-C message_count]
 	[-S message_size]
@@ -28,34 +23,22 @@ const port = "7174"
 
 // config is a parsed command line, with udaddy.c's (v44) defaults.
 type config struct {
-	dst, src      string           // -s (client mode), -b
-	hints         cmnode.AddrHints // -f; the port is fixed
+	cmatest.Flags // -s, -b, -f, -t, -c, -C, -S; the port is fixed
 	ps            rdma.PortSpace
-	cmnode.Counts // -c, -C, -S
-	tos           uint8
-	setTOS        bool
 }
 
 // parse reads the command line as udaddy's main does (getopt); an
 // unknown option prints glibc's complaint and the usage, and exits 1.
 func parse(prog string, stdout, stderr io.Writer, args []string) (*config, error) {
-	c := &config{ps: rdma.PortSpaceUDP, Counts: cmnode.DefaultCounts(), hints: cmnode.AddrHints{Port: port}}
+	c := &config{ps: rdma.PortSpaceUDP, Flags: cmatest.NewFlags(port)}
 	g := cflags.New(prog, args, "s:b:c:C:S:t:p:P:f:", nil)
 	for g.Next() {
-		if c.Counts.Option(g.Opt(), g.Arg()) {
+		if c.Flags.Option(g.Opt(), g.Arg(), stderr) {
 			continue
 		}
 		switch arg := g.Arg(); g.Opt() {
-		case 's':
-			c.dst = arg
-		case 'b':
-			c.src = arg
-		case 't':
-			c.setTOS, c.tos = true, uint8(cflags.ULong(arg))
 		case 'p': // backwards compatibility: the port space as a number
 			c.ps = rdma.PortSpace(cflags.Long(arg))
-		case 'f':
-			c.hints.SetFormat(arg, stderr)
 		case 'P':
 			switch {
 			case cflags.HasPrefixFold(arg, "ipoib"):

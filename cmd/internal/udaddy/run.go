@@ -6,25 +6,21 @@
 // completion and its GRH (uverbs.PD.CreateAHFromWC). Same options,
 // output lines and exit statuses, so either side can be rdma-core's.
 //
-// Its structure is cmatose's (cmd/internal/cmatose), but the data path
-// is UD, there is no disconnect phase and the handlers differ; what is
-// the same in udaddy.c and mckey.c (the node) is cmd/internal/udnode.
+// What udaddy.c shares with cmatose.c and mckey.c (the run, the node,
+// the connection handling) is cmd/internal/cmatest; here are its data
+// path and handlers.
 package udaddy
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"net/netip"
-	"time"
 
+	"github.com/rdmastack/rdmastack/cmd/internal/cmatest"
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode"
-	"github.com/rdmastack/rdmastack/cmd/internal/udnode"
+	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/rdma"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
-
-const resolveTimeout = 2000 * time.Millisecond
 
 // Main runs udaddy with args (the words after the program name); prog
 // is the name it reports itself by (C's argv[0]).
@@ -33,172 +29,91 @@ func Main(prog string, stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	t := &test{cfg: c, byID: make(map[*rdma.ID]*udnode.Node),
-		ud: &udnode.Test{Prog: "udaddy", Stdout: stdout, Stderr: stderr, Size: c.Size, Count: c.Count}}
-	if ret := t.main(); ret != 0 {
-		return &cmnode.ExitError{Code: ret}
-	}
-	return nil
+	t := &test{cfg: c, Test: &cmatest.Test{Prog: "udaddy", Stdout: stdout, Stderr: stderr,
+		Size: c.Size, Count: c.Count, Type: ib.QPTypeUD}}
+	t.handlers = cmatest.Handlers{rdma.EventAddrResolved: t.addrHandler, rdma.EventRouteResolved: t.routeHandler,
+		rdma.EventConnectRequest: t.connectHandler, rdma.EventEstablished: t.resolvedHandler}
+	return cmnode.Return(t.main())
 }
 
-// test is struct cmatest.
+// test is udaddy's run.
 type test struct {
+	*cmatest.Test
 	cfg          *config
-	ud           *udnode.Test
-	ch           *rdma.EventChannel
-	nodes        []*udnode.Node
-	byID         map[*rdma.ID]*udnode.Node
-	connIndex    int
+	handlers     cmatest.Handlers
 	connectsLeft int
-	src, dst     netip.AddrPort
 }
-
-func (t *test) printf(format string, a ...any) { fmt.Fprintf(t.ud.Stdout, format, a...) }
 
 func (t *test) main() int {
 	t.connectsLeft = t.cfg.Connections
-	return t.ud.Run(t.allocNodes, func() int {
-		if t.cfg.dst != "" {
+	return t.Run(func() bool {
+		return t.AllocNodes(t.cfg.Connections, t.cfg.Client(), t.cfg.ps, cmnode.QPType(t.cfg.ps))
+	}, func() int {
+		if t.cfg.Client() {
 			return t.runClient()
 		}
 		return t.runServer()
 	})
 }
 
-// allocNodes makes the nodes on ch, and on a client their ids.
-func (t *test) allocNodes(ch *rdma.EventChannel) ([]*udnode.Node, bool) {
-	t.ch = ch
-	t.nodes = make([]*udnode.Node, max(t.cfg.Connections, 0))
-	for i := range t.nodes {
-		n := &udnode.Node{}
-		t.nodes[i] = n
-		if t.cfg.dst == "" {
-			continue
+func (t *test) addrHandler(n *cmatest.Node, _ *rdma.Event) int {
+	if t.cfg.SetTOS {
+		if err := n.ID.SetOption(rdma.OptionTOS, int(t.cfg.TOS)); err != nil {
+			t.Perror("udaddy: set TOS option failed", err)
 		}
-		id, err := ch.CreateID(t.cfg.ps, cmnode.QPType(t.cfg.ps))
-		if err != nil {
-			for _, m := range t.nodes[:i] {
-				m.ID.Close()
-			}
-			return nil, false
-		}
-		n.ID = id
-		t.byID[id] = n
 	}
-	return t.nodes, true
+	return t.ResolveRoute(n, &t.connectsLeft)
 }
 
-func (t *test) addrHandler(n *udnode.Node) int {
-	if t.cfg.setTOS {
-		if err := n.ID.SetOption(rdma.OptionTOS, int(t.cfg.tos)); err != nil {
-			t.ud.Perror("udaddy: set TOS option failed", err)
-		}
-	}
-	if err := n.ID.ResolveRoute(context.Background(), resolveTimeout); err != nil {
-		t.ud.Perror("udaddy: resolve route failed", err)
-		t.connectsLeft--
-		return -1
-	}
-	return 0
-}
-
-func (t *test) routeHandler(n *udnode.Node) int {
-	ret := t.ud.VerifyParams(n)
+// prepare is what a node needs before its connection: the parameters
+// checked, the node made and its receives posted.
+func (t *test) prepare(n *cmatest.Node) int {
+	ret := t.VerifyParams(n)
 	if ret == 0 {
-		ret = t.ud.Init(n)
+		ret = t.Init(n)
 	}
 	if ret == 0 {
-		ret = t.ud.PostRecvs(n)
-	}
-	if ret == 0 {
-		// A zeroed rdma_conn_param: no private data over IP.
-		if err := n.ID.Connect(context.Background(), &rdma.ConnParam{}); err != nil {
-			t.ud.Perror("udaddy: failure connecting", err)
-			ret = -1
-		}
-	}
-	if ret != 0 {
-		t.connectsLeft--
+		ret = t.PostRecvs(n)
 	}
 	return ret
 }
 
-func (t *test) connectHandler(id *rdma.ID) int {
-	var ret int
-	if t.connIndex == len(t.nodes) {
-		ret = -12 // -ENOMEM
-	} else {
-		n := t.nodes[t.connIndex]
-		t.connIndex++
-		n.ID = id
-		t.byID[id] = n
-		ret = t.ud.VerifyParams(n)
-		if ret == 0 {
-			ret = t.ud.Init(n)
-		}
-		if ret == 0 {
-			ret = t.ud.PostRecvs(n)
-		}
-		if ret == 0 {
-			if err := id.Accept(context.Background(), &rdma.ConnParam{QPNum: n.Res.QP.Num()}); err != nil {
-				t.ud.Perror("udaddy: failure accepting", err)
-				ret = -1
-			}
-		}
-		if ret == 0 {
-			n.Connected = true
-			t.connectsLeft--
-			return 0
-		}
-		// The C program leaks the node's resources and the id here;
-		// ours go with the id below.
-		if n.Res != nil {
-			n.Res.Close()
-			n.Res = nil
-		}
-		n.ID = nil
+// routeHandler connects with a zeroed rdma_conn_param: no private data
+// over IP.
+func (t *test) routeHandler(n *cmatest.Node, _ *rdma.Event) int {
+	return t.ConnectNode(n, t.prepare, &rdma.ConnParam{}, &t.connectsLeft)
+}
+
+// connectHandler answers a SIDR request with the node's QPN; the node
+// is connected at once.
+func (t *test) connectHandler(_ *cmatest.Node, ev *rdma.Event) int {
+	n, ret := t.Accept(ev.ID, t.prepare, func(n *cmatest.Node) *rdma.ConnParam {
+		return &rdma.ConnParam{QPNum: n.Res.QP.Num()}
+	}, &t.connectsLeft)
+	if ret == 0 {
+		n.Connected = true
 		t.connectsLeft--
 	}
-	t.printf("udaddy: failing connection request\n")
-	id.Reject(nil)
-	id.Close()
 	return ret
 }
 
 // resolvedHandler is the client's ESTABLISHED: the server's QPN, Q_Key
 // and address.
-func (t *test) resolvedHandler(n *udnode.Node, ev *rdma.Event) int {
-	return t.ud.Resolved(n, &ev.Peer, &t.connectsLeft)
-}
-
-// handle is cma_handler.
-func (t *test) handle(ev *rdma.Event) int {
-	n := t.byID[ev.ID]
-	switch ev.Type {
-	case rdma.EventAddrResolved:
-		return t.addrHandler(n)
-	case rdma.EventRouteResolved:
-		return t.routeHandler(n)
-	case rdma.EventConnectRequest:
-		return t.connectHandler(ev.ID)
-	case rdma.EventEstablished:
-		return t.resolvedHandler(n, ev)
-	case rdma.EventAddrError, rdma.EventRouteError, rdma.EventConnectError, rdma.EventUnreachable, rdma.EventRejected:
-		t.connectsLeft--
-		return cmnode.EventError(t.ud.Stdout, "udaddy", ev)
-	}
-	return 0
+func (t *test) resolvedHandler(n *cmatest.Node, ev *rdma.Event) int {
+	return t.Resolved(n, &ev.Peer, &t.connectsLeft)
 }
 
 // connectEvents handles events until every connection is made or has
 // failed, or one handler fails.
-func (t *test) connectEvents() int { return udnode.ConnectEvents(t.ch, &t.connectsLeft, t.handle) }
+func (t *test) connectEvents() int {
+	return t.ConnectEvents(&t.connectsLeft, func(ev *rdma.Event) int { return t.Handle(ev, t.handlers, &t.connectsLeft) })
+}
 
 // pollCQs is poll_cqs: count completions of every connected node; on a
 // server the first one of a node without an address handle makes the
 // reply's (create_reply_ah).
 func (t *test) pollCQs() int {
-	for _, n := range t.nodes {
+	for _, n := range t.Nodes {
 		if !n.Connected {
 			continue
 		}
@@ -206,7 +121,7 @@ func (t *test) pollCQs() int {
 		if n.AH == nil {
 			first = func(wc *uverbs.WC) int { return t.createReplyAH(n, wc) }
 		}
-		if ret := t.ud.Poll(context.Background(), n, first); ret != 0 {
+		if ret := t.Poll(context.Background(), n, first); ret != 0 {
 			return ret
 		}
 	}
@@ -216,7 +131,7 @@ func (t *test) pollCQs() int {
 // createReplyAH addresses the replies to where the datagram came from:
 // the AH from its completion and GRH, the QPN from its immediate data,
 // the Q_Key our QP's.
-func (t *test) createReplyAH(n *udnode.Node, wc *uverbs.WC) int {
+func (t *test) createReplyAH(n *cmatest.Node, wc *uverbs.WC) int {
 	ah, err := n.Res.PD.CreateAHFromWC(uint8(n.ID.Port()), wc, n.Buf.Bytes()[:uverbs.GRHLen])
 	if err == nil {
 		n.AH, n.RemoteQPN = ah, wc.Imm
@@ -226,85 +141,61 @@ func (t *test) createReplyAH(n *udnode.Node, wc *uverbs.WC) int {
 		}
 	}
 	if err != nil {
-		t.printf("udaddy: failed to create reply AH\n")
+		t.Printf("udaddy: failed to create reply AH\n")
 		return -1
 	}
 	return 0
 }
 
 func (t *test) runServer() int {
-	t.printf("udaddy: starting server\n")
-	listen, err := t.ch.CreateID(t.cfg.ps, cmnode.QPType(t.cfg.ps))
-	if err != nil {
-		t.ud.Perror("udaddy: listen request failed", err)
-		return -1
+	t.Printf("udaddy: starting server\n")
+	listen, ret := t.Listen(t.cfg.ps, cmnode.QPType(t.cfg.ps), t.cfg.Hints, t.cfg.Src)
+	if ret != 0 {
+		return ret
 	}
 	defer listen.Close()
-	var le *cmnode.LookupError
-	if t.src, _, le = t.cfg.hints.GetRDMAAddr(t.cfg.src, "", true); le != nil {
-		t.printf("udaddy: getrdmaaddr error: %s\n", le.Text)
-		return le.Code
-	}
-	if err := listen.Bind(t.src); err != nil {
-		t.ud.Perror("udaddy: bind address failed", err)
-		return -1
-	}
-	if err := listen.Listen(0); err != nil {
-		t.ud.Perror("udaddy: failure trying to listen", err)
-		return -1
-	}
 	t.connectEvents() // its status is not the server's, as in the C program
-	if t.ud.Count == 0 {
+	if t.Count == 0 {
 		return 0
 	}
-	t.printf("receiving data transfers\n")
+	t.Printf("receiving data transfers\n")
 	if ret := t.pollCQs(); ret != 0 {
 		return ret
 	}
-	t.printf("sending replies\n")
-	for _, n := range t.nodes {
-		if ret := t.ud.PostSends(n, true); ret != 0 {
+	t.Printf("sending replies\n")
+	for _, n := range t.Nodes {
+		if ret := t.PostSends(n, true); ret != 0 {
 			return ret
 		}
 	}
 	if ret := t.pollCQs(); ret != 0 {
 		return ret
 	}
-	t.printf("data transfers complete\n")
+	t.Printf("data transfers complete\n")
 	return 0
 }
 
 func (t *test) runClient() int {
-	t.printf("udaddy: starting client\n")
-	var le *cmnode.LookupError
-	if t.src, t.dst, le = t.cfg.hints.GetRDMAAddr(t.cfg.src, t.cfg.dst, false); le != nil {
-		t.printf("udaddy: getaddrinfo error: %s\n", le.Text)
-		return le.Code
-	}
-	t.printf("udaddy: connecting\n")
-	for _, n := range t.nodes {
-		if err := n.ID.ResolveAddr(context.Background(), t.src, t.dst, resolveTimeout); err != nil {
-			t.ud.Perror("udaddy: failure getting addr", err)
-			t.connectsLeft--
-			return -1
-		}
+	t.Printf("udaddy: starting client\n")
+	if ret := t.Connect(t.cfg.Hints, t.cfg.Src, t.cfg.Dst, &t.connectsLeft); ret != 0 {
+		return ret
 	}
 	if ret := t.connectEvents(); ret != 0 {
 		return ret
 	}
-	if t.ud.Count == 0 {
+	if t.Count == 0 {
 		return 0
 	}
-	t.printf("initiating data transfers\n")
-	for _, n := range t.nodes {
-		if ret := t.ud.PostSends(n, false); ret != 0 {
+	t.Printf("initiating data transfers\n")
+	for _, n := range t.Nodes {
+		if ret := t.PostSends(n, false); ret != 0 {
 			return ret
 		}
 	}
-	t.printf("receiving data transfers\n")
+	t.Printf("receiving data transfers\n")
 	if ret := t.pollCQs(); ret != 0 {
 		return ret
 	}
-	t.printf("data transfers complete\n")
+	t.Printf("data transfers complete\n")
 	return 0
 }

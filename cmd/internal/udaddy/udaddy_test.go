@@ -35,15 +35,15 @@ func TestParse(t *testing.T) {
 		switch tc.args[0] {
 		case "-f":
 			// atoi stops at the x of 0x10; -t takes base 0.
-			ok = c.dst == "h" && c.src == "b" && c.Connections == 3 && c.Count == 0 && c.Size == 64 && c.setTOS &&
-				c.tos == 0x20 && !c.hints.Numeric && c.ps == rdma.PortSpaceUDP
+			ok = c.Dst == "h" && c.Src == "b" && c.Connections == 3 && c.Count == 0 && c.Size == 64 && c.SetTOS &&
+				c.TOS == 0x20 && !c.Hints.Numeric && c.ps == rdma.PortSpaceUDP
 		case "-fIPv6":
-			ok = c.hints.Numeric && !c.hints.IB && c.ps == rdma.PortSpaceIPoIB && c.Connections == 1 && c.Count == 10 &&
-				c.Size == 100 && !c.setTOS
+			ok = c.Hints.Numeric && !c.Hints.IB && c.ps == rdma.PortSpaceIPoIB && c.Connections == 1 && c.Count == 10 &&
+				c.Size == 100 && !c.SetTOS
 		case "-p":
-			ok = c.ps == rdma.PortSpaceIPoIB && c.hints.IB && c.hints.Numeric
+			ok = c.ps == rdma.PortSpaceIPoIB && c.Hints.IB && c.Hints.Numeric
 		}
-		if !ok || c.hints.Port != "7174" {
+		if !ok || c.Hints.Port != "7174" {
 			t.Errorf("%q: %+v", tc.args, c)
 		}
 	}
