@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +45,7 @@ func wireRstreamVerify(t *testing.T, w *testenv.WireEnv, dev uint32) {
 	for _, pair := range [][2]cmtest.Side{{o, r}, {r, o}, {o, o}} {
 		t.Run(fmt.Sprintf("%v-%v", pair[0], pair[1]), func(t *testing.T) {
 			cmtest.NoCMIDsLeft(t, dev)
-			p := cmtest.WirePair{Server: pair[0], Client: pair[1], Limit: 60 * time.Second,
+			p := cmtest.WirePair{Server: pair[0], Client: pair[1], Limit: 20 * time.Second,
 				ServerArgs: func(self netip.Addr, port string) []string {
 					return append([]string{"-b", self.String(), "-p", port}, args...)
 				},
@@ -52,6 +54,10 @@ func wireRstreamVerify(t *testing.T, w *testenv.WireEnv, dev uint32) {
 				},
 			}
 			me, role, res := p.Run(t, w, dev)
+			if again := rdmaCoreSpokeFirst(w, pair[0], role, res); w.Exchange(t, t.Name()+"/again", strconv.FormatBool(again)) == "true" || again {
+				t.Logf("rdma-core's server spoke first, and siw failed our client's connect (%q): once more", res.Stderr)
+				me, role, res = p.Run(t, w, dev)
+			}
 			if res.Code != 0 || res.Stderr != "" {
 				t.Fatalf("%v %s: %v", me, role, res)
 			}
@@ -60,4 +66,20 @@ func wireRstreamVerify(t *testing.T, w *testenv.WireEnv, dev uint32) {
 			}
 		})
 	}
+}
+
+// rdmaCoreSpokeFirst reports whether res is how our client ends, on siw,
+// when rdma-core's rsockets server sends before the client has spoken:
+// its credits go out as soon as it is connected (rsocket.c:
+// rbuf_bytes_avail starts at half the buffer, so rs_give_credits holds at
+// once), where iWARP's responder must wait for the initiator's first
+// message (ours does: Conn's mute responder). When that message reaches
+// the client's siw with the MPA reply, siw_recv_mpa_rr reads it past the
+// reply's end and fails the connect (CONNECT_REPLY, -EINVAL): "rconnect:
+// Invalid argument", and rdma-core's server waits until it is killed.
+// Under netem it is about one connection in a hundred; the pair runs once
+// more for it, and for nothing else.
+func rdmaCoreSpokeFirst(w *testenv.WireEnv, server cmtest.Side, role string, res cmtest.Result) bool {
+	return w.SIWDev != "" && server.Oracle != "" && role == "client" && res.Code != 0 &&
+		strings.Contains(res.Stderr, "rconnect: Invalid argument")
 }
