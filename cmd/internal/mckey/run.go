@@ -23,8 +23,6 @@ import (
 	"github.com/rdmastack/rdmastack/rdma"
 )
 
-const resolveTimeout = 2000 * time.Millisecond
-
 // settle is the pause after the joins, which mckey.c gives the subnet
 // manager to program the switches.
 var settle = 3 * time.Second
@@ -210,7 +208,7 @@ func (t *test) run() int {
 		var err error
 		if t.cfg.unmapped {
 			ret, err = t.addrHandler(n), unix.EAFNOSUPPORT
-		} else if err = n.ID.ResolveAddr(context.Background(), src, netip.AddrPortFrom(t.dst, 0), resolveTimeout); err != nil {
+		} else if err = n.ID.ResolveAddr(context.Background(), src, netip.AddrPortFrom(t.dst, 0), cmatest.ResolveTimeout); err != nil {
 			ret = -1
 		}
 		if ret != 0 {
