@@ -36,6 +36,10 @@ func Main(prog string, stdout, stderr io.Writer, args []string) error {
 	}
 	t := &test{cfg: c, byID: make(map[*rdma.ID]*node),
 		ud: &cmatest.Test{Prog: "mckey", Stdout: stdout, Stderr: stderr, Size: c.Size, Count: c.Count, Type: ib.QPTypeUD}}
+	t.handlers = cmatest.Handlers{
+		rdma.EventAddrResolved:  func(_ *cmatest.Node, ev *rdma.Event) int { return t.addrHandler(t.byID[ev.ID]) },
+		rdma.EventMulticastJoin: func(_ *cmatest.Node, ev *rdma.Event) int { return t.joinHandler(t.byID[ev.ID], ev) },
+	}
 	return cmnode.Return(t.main())
 }
 
@@ -49,6 +53,7 @@ type node struct {
 type test struct {
 	cfg          *config
 	ud           *cmatest.Test
+	handlers     cmatest.Handlers // by its own nodes (byID), which embed cmatest's
 	nodes        []*node
 	byID         map[*rdma.ID]*node
 	connectsLeft int
@@ -142,10 +147,7 @@ func (t *test) joinHandler(n *node, ev *rdma.Event) int {
 
 // handle is cma_handler.
 func (t *test) handle(ev *rdma.Event) int {
-	return t.ud.Handle(ev, cmatest.Handlers{
-		rdma.EventAddrResolved:  func(_ *cmatest.Node, ev *rdma.Event) int { return t.addrHandler(t.byID[ev.ID]) },
-		rdma.EventMulticastJoin: func(_ *cmatest.Node, ev *rdma.Event) int { return t.joinHandler(t.byID[ev.ID], ev) },
-	}, &t.connectsLeft)
+	return t.ud.Handle(ev, t.handlers, &t.connectsLeft)
 }
 
 func (t *test) connectEvents() int { return t.ud.ConnectEvents(&t.connectsLeft, t.handle) }
