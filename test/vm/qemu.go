@@ -41,6 +41,9 @@ type vmRun struct {
 	// ExitGrace is how long the guest may take to power off after the
 	// payload's status came; zero means 15 s.
 	ExitGrace time.Duration
+	// CrashGrace is how long the guest may go on once its kernel has
+	// begun a crash report; zero means crashGrace.
+	CrashGrace time.Duration
 	// Payload, if set, sees each line the payload printed (after VM-READY).
 	Payload func(line string)
 	// Wire, if set, makes the guest one end of a two-guest wire: eth0 on a
@@ -53,6 +56,9 @@ type vmResult struct {
 	Status int           // the payload's exit status
 	Boot   time.Duration // QEMU start to VM-READY
 	Total  time.Duration // QEMU start to the payload's end
+	// Crash, if set, is the headline of the kernel crash that ended the
+	// guest before its payload did (see crashStarts).
+	Crash string
 }
 
 func (r *vmRun) name() string {
@@ -175,10 +181,14 @@ func (r *vmRun) boot(ctx context.Context, qemu string) (vmResult, error) {
 	)
 	// Once the payload's status is in, the guest only has to power off; do
 	// not let a stuck shutdown fail the run.
-	var stopAfterExit *time.Timer
+	// Once the kernel has crashed, it has crashGrace to print its report
+	// and power off.
+	var stopAfterExit, stopAfterCrash *time.Timer
 	defer func() {
-		if stopAfterExit != nil {
-			stopAfterExit.Stop()
+		for _, t := range []*time.Timer{stopAfterExit, stopAfterCrash} {
+			if t != nil {
+				t.Stop()
+			}
 		}
 	}()
 	readLines(pr, func(line string) {
@@ -188,6 +198,10 @@ func (r *vmRun) boot(ctx context.Context, qemu string) (vmResult, error) {
 		}
 		if r.Verbose {
 			fmt.Fprintln(r.Out, line)
+		}
+		if !exited && res.Crash == "" && crashStarts(line) {
+			res.Crash = crashHeadline(tail.lines())
+			stopAfterCrash = time.AfterFunc(cmp.Or(r.CrashGrace, crashGrace), cancel)
 		}
 		switch {
 		case line == markerReady && !ready:
@@ -228,6 +242,8 @@ func (r *vmRun) boot(ctx context.Context, qemu string) (vmResult, error) {
 		return res, nil
 	}
 	switch {
+	case res.Crash != "":
+		err = fmt.Errorf("its kernel crashed: %q", truncate(res.Crash, 200))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		err = fmt.Errorf("timed out after %v (last output: %q)", r.Timeout, truncate(last, 200))
 	case ctx.Err() != nil:

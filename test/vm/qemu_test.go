@@ -108,11 +108,39 @@ func TestBootCrash(t *testing.T) {
 }
 
 func TestBootStopsEarly(t *testing.T) {
-	qemu := fakeQEMU(t, `echo VM-READY; echo 'Kernel panic - not syncing'`)
+	qemu := fakeQEMU(t, `echo VM-READY; echo 'test output'`)
 	var out strings.Builder
-	_, err := testRun(t, &out).boot(context.Background(), qemu)
-	if err == nil || !strings.Contains(err.Error(), "before the payload finished") {
-		t.Fatalf("boot: %v", err)
+	res, err := testRun(t, &out).boot(context.Background(), qemu)
+	if err == nil || !strings.Contains(err.Error(), "before the payload finished") || res.Crash != "" {
+		t.Fatalf("boot: %v (crash %q)", err, res.Crash)
+	}
+}
+
+// TestBootKernelCrash: a kernel that panics ends the guest with its
+// crash named, and so does one that hangs in the middle of its report
+// (seen under TCG), after CrashGrace rather than the run's timeout.
+func TestBootKernelCrash(t *testing.T) {
+	const bug = "[  108.400000] BUG: unable to handle page fault for address: ffff888000000000"
+	for name, script := range map[string]string{
+		"panic": `echo VM-READY; echo '` + bug + `'; echo '[  108.4] Oops: 0000 [#1] PREEMPT SMP NOPTI'; echo '[  108.5] Kernel panic - not syncing: Fatal exception'`,
+		"hang":  `echo VM-READY; echo '` + bug + `'; echo '[  108.4] Oops: 0000 [#1] PREEMPT SMP NOPTI'; echo '[  108.483014] PKRU: 55555554'; sleep 30`,
+	} {
+		qemu := fakeQEMU(t, script)
+		var out strings.Builder
+		r := testRun(t, &out)
+		r.Timeout = time.Minute
+		r.CrashGrace = 300 * time.Millisecond
+		start := time.Now()
+		res, err := r.boot(context.Background(), qemu)
+		if res.Crash != bug || err == nil || !strings.Contains(err.Error(), "its kernel crashed") || !strings.Contains(err.Error(), "page fault") {
+			t.Errorf("%s: boot: %v, crash %q; want the BUG line", name, err, res.Crash)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%s: boot took %v with a 300ms crash grace", name, d)
+		}
+		if !strings.Contains(out.String(), "Oops: 0000") {
+			t.Errorf("%s: the crash report was not printed:\n%s", name, out.String())
+		}
 	}
 }
 

@@ -448,10 +448,10 @@ type pairJob struct {
 // runPairs boots the pairs, wireParallel of them at a time in the order
 // given and the two guests of a pair at once, and returns one report per
 // guest, pair by pair, side a first; each pair's output is printed, in
-// order, once all have ended. A pair in which a guest's kernel panicked
+// order, once all have ended. A pair in which a guest's kernel crashed
 // boots once more, and its reports say so: 6.12's rxe corrupts its own
 // slab now and then on the wire (see docs/testing.md), a kernel bug that
-// would otherwise fail the run by chance. A second panic, and every other
+// would otherwise fail the run by chance. A second crash, and every other
 // failure, stands.
 func (s *session) runPairs(ctx context.Context, jobs []pairJob,
 	payload func(k kernel, w *wireEnd, list testList, guestOutDir string) string) ([]runReport, error) {
@@ -495,7 +495,7 @@ type pairResult struct {
 }
 
 // runPairRetrying runs pair p, and boots it once more if a guest's
-// kernel panicked (the first boot's output is kept, and the reports say
+// kernel crashed (the first boot's output is kept, and the reports say
 // so).
 func (s *session) runPairRetrying(ctx context.Context, files map[string]bootFiles, p [2]kernel,
 	payload func(k kernel, w *wireEnd, guestOutDir string) string, siw bool) (r pairResult) {
@@ -504,17 +504,17 @@ func (s *session) runPairRetrying(ctx context.Context, files map[string]bootFile
 		r.err = err
 		return r
 	}
-	var panicked []string
+	var crashed []string
 	for i := range reps {
-		if kernelPanicked(outs[i].Bytes()) {
-			panicked = append(panicked, reps[i].Name)
+		if c := reps[i].Result.Crash; c != "" {
+			crashed = append(crashed, fmt.Sprintf("%s (%s)", reps[i].Name, c))
 		}
 	}
-	if len(panicked) > 0 {
+	if len(crashed) > 0 {
 		for i := range reps {
 			writeOutput(&r.out, reps[i].Name+" (first boot)", outs[i])
 		}
-		msg := fmt.Sprintf("vm: the kernel of %s panicked: booting the pair once more\n", strings.Join(panicked, " and "))
+		msg := fmt.Sprintf("vm: the kernel of %s crashed: booting the pair once more\n", strings.Join(crashed, " and "))
 		io.WriteString(&r.out, msg)
 		io.WriteString(s.stderr, msg)
 		if reps, outs, err = s.runPair(ctx, files, p, payload, siw); err != nil {
@@ -524,8 +524,8 @@ func (s *session) runPairRetrying(ctx context.Context, files map[string]bootFile
 	}
 	for i := range reps {
 		writeOutput(&r.out, reps[i].Name, outs[i])
-		if len(panicked) > 0 {
-			reps[i].Note = "booted twice: the kernel of " + strings.Join(panicked, " and ") + " panicked the first time"
+		if len(crashed) > 0 {
+			reps[i].Note = "booted twice: the kernel of " + strings.Join(crashed, " and ") + " crashed the first time"
 		}
 	}
 	r.reps = reps
@@ -546,12 +546,6 @@ func (s *session) wireParallel(lists ...testList) int {
 		}
 	}
 	return 2
-}
-
-// kernelPanicked reports whether a guest's output has its kernel's
-// panic (panic_on_oops makes every oops one).
-func kernelPanicked(out []byte) bool {
-	return bytes.Contains(out, []byte("Kernel panic - not syncing"))
 }
 
 // runPair boots the two guests of pair p at once and returns their

@@ -317,20 +317,6 @@ func TestInitScriptWire(t *testing.T) {
 	}
 }
 
-// TestKernelPanicked: the panic line of a guest's console (an oops is
-// one: panic_on_oops) is what makes a wire pair boot once more.
-func TestKernelPanicked(t *testing.T) {
-	for out, want := range map[string]bool{
-		"[  128.749846] Kernel panic - not syncing: Fatal exception in interrupt\n": true,
-		"--- FAIL: TestWireX (1.00s)\nVM-TEST-EXIT x 1\n":                           false,
-		"": false,
-	} {
-		if got := kernelPanicked([]byte(out)); got != want {
-			t.Errorf("kernelPanicked(%q) = %v, want %v", out, got, want)
-		}
-	}
-}
-
 // TestWireJobs: the rxe pairs and the siw pairs run in one pool, the rxe
 // ones (the longest) first, each with its own tests; the siw pairs meet no
 // kernel with itself when there are two kernels, and with one they do.
