@@ -32,13 +32,16 @@ type conn struct {
 	mu      sync.Mutex // guards flow, the CQ, changed, linger and aborted
 	flow    rsFlow
 	iomap   rsIOMap
-	changed chan struct{} // closed and replaced whenever flow changes
+	changed chan struct{} // closed and replaced whenever flow changes and someone took it (changes)
+	watched bool          // changes handed out changed since it was last replaced
 	wcs     [16]uverbs.WC
 	// The SGE lists of a message word's SEND and of a credit update's
 	// WRITE, which the posts read (kept here: no allocation a message).
 	wordSGE, sgeSGE [1]uverbs.SGE
-	// postSend is the QP's PostSend (a fake in the engine's tests).
-	postSend func(*uverbs.SendWR) error
+	// fakePost, where set (the engine's tests), takes the posts in the
+	// QP's place (see postSend).
+	fakePost func(*uverbs.SendWR) error
+	fake     fakeWR
 	linger   time.Duration // how long Close waits for its sends (SetLinger; < 0: lingerUntil)
 	aborted  bool          // the QP was moved to the error state after a failure
 
@@ -60,7 +63,7 @@ type conn struct {
 // newConn makes the Conn of an id whose resources are set up.
 func newConn(id *rdma.ID, ch *rdma.EventChannel, res rsResources) *Conn {
 	c := &conn{id: id, ch: ch, res: res, changed: make(chan struct{}), rdl: newDeadline(), wdl: newDeadline(),
-		closed: make(chan struct{}), laddr: &Addr{}, raddr: &Addr{}, linger: -1, postSend: res.qp.PostSend}
+		closed: make(chan struct{}), laddr: &Addr{}, raddr: &Addr{}, linger: -1}
 	if a, err := id.QueryAddr(); err == nil {
 		c.laddr, c.raddr = AddrFromAddrPort(a.Src), AddrFromAddrPort(a.Dst)
 	}
@@ -110,10 +113,23 @@ func (c *conn) run(peer rsproto.ConnData, o connOpts) {
 	c.startKeepAlive(ctx, o.ka)
 }
 
-// broadcast wakes every waiter; c.mu is held.
+// broadcast wakes every waiter; c.mu is held. A channel nobody took
+// (changes) stays: nobody waits on it, and a message that finds no
+// sleeper costs no allocation.
 func (c *conn) broadcast() {
+	if !c.watched {
+		return
+	}
 	close(c.changed)
 	c.changed = make(chan struct{})
+	c.watched = false
+}
+
+// changes is the channel the next broadcast closes; c.mu is held, and a
+// waiter takes it before it lets c.mu go.
+func (c *conn) changes() <-chan struct{} {
+	c.watched = true
+	return c.changed
 }
 
 // abort moves the QP of a failed connection to the error state and
@@ -221,7 +237,7 @@ func (c *conn) wait(dl *deadline, ready func() bool) error {
 		if isClosed(expired) {
 			return os.ErrDeadlineExceeded
 		}
-		ch := c.changed
+		ch := c.changes()
 		c.mu.Unlock()
 		select {
 		case <-ch:
@@ -259,7 +275,7 @@ func (c *conn) poll(expired <-chan struct{}, ready func() bool) bool {
 			return true
 		}
 		// The last look is taken with c.mu held, so that the caller
-		// picks up c.changed after it: a change while c.mu was let go
+		// picks up c.changes() after it: a change while c.mu was let go
 		// is never missed.
 		if time.Since(start) >= c.pollTime {
 			return false
@@ -412,7 +428,7 @@ func (c *conn) lingerUntil() *deadline {
 // nothing.
 func (c *conn) lingerWait(until *deadline, stop <-chan struct{}, ready func() bool) {
 	for c.linger != 0 && !ready() {
-		ch := c.changed
+		ch := c.changes()
 		c.mu.Unlock()
 		select {
 		case <-ch:

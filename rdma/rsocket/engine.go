@@ -155,10 +155,49 @@ func (c *conn) post(wr *uverbs.SendWR) bool {
 	return true
 }
 
+// postSend posts wr on the QP, which reads it (and the bytes it names or
+// carries) during the call only. Neither wr nor what it points to
+// escapes, so that a post costs no allocation and Write's bytes can go
+// inline from where the caller has them: a func value would let them
+// escape, so the engine tests' fake gets a copy (fakeWR).
+func (c *conn) postSend(wr *uverbs.SendWR) error {
+	if c.fakePost != nil {
+		return c.fakePost(c.fake.copyOf(wr))
+	}
+	return c.res.qp.PostSend(wr)
+}
+
+// fakeWR is the copy of a request that the engine tests' fake gets, in
+// memory of its own, valid until the next post: the fields rsocket
+// sets, SGEs and inline bytes copied, so that no pointer of the
+// request's reaches the heap.
+type fakeWR struct {
+	wr     uverbs.SendWR
+	sge    []uverbs.SGE
+	inline []byte
+}
+
+func (f *fakeWR) copyOf(wr *uverbs.SendWR) *uverbs.SendWR {
+	f.sge = append(f.sge[:0], wr.SGE...)
+	f.inline = append(f.inline[:0], wr.Inline...)
+	f.wr = uverbs.SendWR{ID: wr.ID, Opcode: wr.Opcode, Flags: wr.Flags, Imm: wr.Imm, SGE: f.sge, RemoteAddr: wr.RemoteAddr, RKey: wr.RKey}
+	if len(wr.Inline) != 0 {
+		f.wr.Inline = f.inline
+	}
+	return &f.wr
+}
+
 // writeData sends up to len(b) bytes as one data message (rs_write_data)
-// and returns how many; canSend must hold.
+// and returns how many; canSend must hold. A message that fits the QP's
+// inline size goes from b straight into the work request (rsend's
+// sq_inline case): one copy, and none into the send buffer, whose
+// space it still takes until its completion, as rsockets' does.
 func (c *conn) writeData(b []byte) int {
 	n := min(len(b), c.sendRoom())
+	if n <= c.res.inline {
+		c.sendData(n, nil, b[:n])
+		return n
+	}
 	c.fillRing(0, b[:n])
 	c.sendRing(n)
 	return n
@@ -202,9 +241,16 @@ func (c *conn) fillRing(off int, b []byte) {
 // sendRing sends the n bytes at the head of the send buffer as one data
 // message, inline when they fit (rs_write_data); 0 < n <= sendRoom.
 func (c *conn) sendRing(n int) {
+	sges, nsge := c.ringSGEs(n)
+	c.sendData(n, sges[:nsge], nil)
+}
+
+// sendData sends n bytes as one data message: those sges name in the
+// send buffer (inlined from there when they fit), or inline, the bytes
+// themselves (rs_write_data); 0 < n <= sendRoom.
+func (c *conn) sendData(n int, sges []uverbs.SGE, inline []byte) {
 	f := &c.flow
 	t := c.target(f.targetSGE)
-	sges, nsge := c.ringSGEs(n)
 	f.sseqNo++
 	f.sqeAvail -= c.res.mode.wrs()
 	f.sbufAvail -= n
@@ -216,11 +262,11 @@ func (c *conn) sendRing(n int) {
 		f.targetSGE = (f.targetSGE + 1) % rsproto.SGLSize
 	}
 	var flags uverbs.SendFlags
-	if n <= c.res.inline {
+	if inline == nil && n <= c.res.inline {
 		flags = uverbs.SendInline
 	}
 	msg := rsproto.MakeMsg(rsproto.OpData, uint32(n))
-	c.postWriteMsg(uint64(msg), msg, sges[:nsge], flags, addr, t.Key)
+	c.postWriteMsg(uint64(msg), msg, sges, inline, flags, addr, t.Key)
 }
 
 // postCtrl sends a message with no data (rs_post_msg); a control slot
@@ -261,7 +307,7 @@ func (c *conn) updateCredits() {
 	rsproto.SGE{Addr: r.rbuf.Addr(f.rbufFree), Key: r.rmr.RKey(), Length: uint32(half)}.Put(r.sbuf.Bytes()[slot:], f.peerOrder)
 	f.ctrlSeqNo += uint32(r.mode.wrs())
 	c.sgeSGE[0] = uverbs.SGE{Addr: r.sbuf.Addr(slot), Length: rsproto.SGESize, LKey: r.smr.LKey()}
-	c.postWriteMsg(uint64(msg), msg, c.sgeSGE[:], 0, f.remoteSGL.Addr+uint64(f.remoteSGE*rsproto.SGESize), f.remoteSGL.Key)
+	c.postWriteMsg(uint64(msg), msg, c.sgeSGE[:], nil, 0, f.remoteSGL.Addr+uint64(f.remoteSGE*rsproto.SGESize), f.remoteSGL.Key)
 	f.rbufAvail -= half
 	f.rbufFree = (f.rbufFree + half) % r.rbufSize
 	f.remoteSGE = (f.remoteSGE + 1) % int(f.remoteSGL.Length)

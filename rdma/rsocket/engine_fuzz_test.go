@@ -59,10 +59,10 @@ func fuzzEnginePeer(t *testing.T, mode msgMode, cd, ops []byte) {
 	c := engineConnMode(t, mode, 4, 1024)
 	c.flow = rsFlow{rmsg: make([]uint32, 0)}
 	c.start(peer)
-	var sends []*uverbs.SendWR
+	var sends []uverbs.SendWR
 	sb := c.res.sbuf.Bytes()
 	lo, hi := c.res.sbuf.Addr(0), c.res.sbuf.Addr(0)+uint64(len(sb))
-	c.postSend = func(wr *uverbs.SendWR) error {
+	c.fakePost = func(wr *uverbs.SendWR) error {
 		for _, s := range wr.SGE {
 			if s.Addr < lo || s.Addr+uint64(s.Length) > hi {
 				t.Fatalf("a send of [%#x, +%d) outside the send buffer [%#x, %#x)", s.Addr, s.Length, lo, hi)
@@ -71,7 +71,7 @@ func fuzzEnginePeer(t *testing.T, mode msgMode, cd, ops []byte) {
 		if len(sends) >= c.res.sqSize {
 			t.Fatalf("%d sends posted on a %d-entry send queue", len(sends)+1, c.res.sqSize)
 		}
-		sends = append(sends, wr)
+		sends = append(sends, *wr)
 		return nil
 	}
 	rb := make([]byte, 2048)

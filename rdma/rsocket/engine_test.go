@@ -38,7 +38,7 @@ func engineConnMode(t testing.TB, mode msgMode, rq, rbuf int) *conn {
 		sbuf: buf(r.sbufLen()), tbuf: buf(rsproto.SGESize * rsproto.SGLSize), mode: mode,
 		smr: &membuf.MR{MR: &uverbs.MR{}}, tmr: &membuf.MR{MR: &uverbs.MR{}}, rmr: &membuf.MR{MR: &uverbs.MR{}}},
 		changed: make(chan struct{}), closed: make(chan struct{})}
-	c.postSend = func(wr *uverbs.SendWR) error { return nil }
+	c.fakePost = func(wr *uverbs.SendWR) error { return nil }
 	c.flow = rsFlow{rsState: rsState{readable: true, writable: true, connected: true},
 		rmsg: make([]uint32, rq+1), sqeAvail: 12, ctrlMax: rsproto.QPCtrlSize, peerRQ: uint16(rq)}
 	return c
@@ -111,7 +111,7 @@ func TestEnginePeerErrors(t *testing.T) {
 // receive queue), it is no error.
 func TestEngineRecvErrors(t *testing.T) {
 	c := engineConn(t, 4, 1024)
-	woken := c.changed
+	woken := c.changes()
 	if c.complete(&uverbs.WC{ID: rsRecvFlag, Status: uverbs.WCRetryExcErr}) {
 		t.Error("a failed receive counts as used: it would be reposted")
 	}
@@ -135,13 +135,13 @@ func TestEngineRecvErrors(t *testing.T) {
 func TestEngineFailWakes(t *testing.T) {
 	for name, fail := range map[string]func(c *conn){
 		"keepalive post": func(c *conn) {
-			c.postSend = func(*uverbs.SendWR) error { return unix.ENOMEM }
+			c.fakePost = func(*uverbs.SendWR) error { return unix.ENOMEM }
 			c.keepAlive()
 		},
 		"data post": func(c *conn) {
 			c.putTarget(0, rsproto.SGE{Addr: 1 << 20, Length: 4096})
 			c.flow.sseqComp, c.flow.sbufAvail = 4, 4096
-			c.postSend = func(*uverbs.SendWR) error { return unix.ENOMEM }
+			c.fakePost = func(*uverbs.SendWR) error { return unix.ENOMEM }
 			c.writeData([]byte("x"))
 		},
 		"send completion": func(c *conn) {
@@ -150,7 +150,7 @@ func TestEngineFailWakes(t *testing.T) {
 		"protocol": func(c *conn) { c.complete(recvWC(rsproto.MakeMsg(5, 0))) },
 	} {
 		c := engineConn(t, 4, 1024)
-		woken := c.changed
+		woken := c.changes()
 		fail(c)
 		if !isClosed(woken) || c.flow.err == nil || c.flow.connected {
 			t.Errorf("%s: woken %v, err %v", name, isClosed(woken), c.flow.err)

@@ -132,7 +132,7 @@ func (c *conn) postIOMap(i int, e rsproto.IOMap) {
 	f.sqeAvail -= c.res.mode.wrs()
 	f.sbufAvail -= rsproto.IOMapSize
 	msg := rsproto.MakeMsg(rsproto.OpIOMapSGL, uint32(i))
-	c.postWriteMsg(uint64(rsproto.MakeMsg(rsproto.OpWrite, rsproto.IOMapSize)), msg, sges[:nsge], 0,
+	c.postWriteMsg(uint64(rsproto.MakeMsg(rsproto.OpWrite, rsproto.IOMapSize)), msg, sges[:nsge], nil, 0,
 		c.iomap.remote.Addr+uint64(i)*rsproto.IOMapSize, c.iomap.remote.Key)
 }
 

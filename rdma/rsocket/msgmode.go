@@ -113,15 +113,15 @@ func (c *conn) postMsg(msg rsproto.Msg) bool {
 	return c.postWord(uint64(msg), msg)
 }
 
-// postWriteMsg writes sges to addr under rkey and sends msg with them
-// (rs_post_write_msg); id is the WRITE's completion's. In msgSend that
-// takes two work requests.
-func (c *conn) postWriteMsg(id uint64, msg rsproto.Msg, sges []uverbs.SGE, flags uverbs.SendFlags, addr uint64, rkey uint32) bool {
+// postWriteMsg writes sges, or the inline bytes, to addr under rkey and
+// sends msg with them (rs_post_write_msg); id is the WRITE's
+// completion's. In msgSend that takes two work requests.
+func (c *conn) postWriteMsg(id uint64, msg rsproto.Msg, sges []uverbs.SGE, inline []byte, flags uverbs.SendFlags, addr uint64, rkey uint32) bool {
 	if c.res.mode == msgImm {
 		return c.post(&uverbs.SendWR{ID: id, Opcode: uverbs.OpRDMAWriteWithImm, Imm: uint32(msg), Flags: flags,
-			SGE: sges, RemoteAddr: addr, RKey: rkey})
+			SGE: sges, Inline: inline, RemoteAddr: addr, RKey: rkey})
 	}
-	if !c.post(&uverbs.SendWR{ID: id, Opcode: uverbs.OpRDMAWrite, Flags: flags, SGE: sges, RemoteAddr: addr, RKey: rkey}) {
+	if !c.post(&uverbs.SendWR{ID: id, Opcode: uverbs.OpRDMAWrite, Flags: flags, SGE: sges, Inline: inline, RemoteAddr: addr, RKey: rkey}) {
 		return false
 	}
 	return c.postWord(uint64(rsproto.MakeMsg(msg.Op(), 0))|msgSendFlag, msg)
@@ -167,7 +167,7 @@ func (c *conn) awaitInitiator(ctx context.Context) error {
 		case !c.flow.connected:
 			return errSilentInitiator
 		}
-		ch := c.changed
+		ch := c.changes()
 		c.mu.Unlock()
 		select {
 		case <-ch:

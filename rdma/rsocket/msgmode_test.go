@@ -34,9 +34,10 @@ func peerSends(c *conn, m rsproto.Msg) bool {
 func recorded(c *conn) (*[]uverbs.SendWR, *[]uint32) {
 	var wrs []uverbs.SendWR
 	var words []uint32
-	c.postSend = func(wr *uverbs.SendWR) error {
+	c.fakePost = func(wr *uverbs.SendWR) error {
 		w := *wr
 		w.SGE = append([]uverbs.SGE(nil), wr.SGE...)
+		w.Inline = append([]byte(nil), wr.Inline...)
 		wrs = append(wrs, w)
 		if wr.Opcode == uverbs.OpSend {
 			off := int(wr.SGE[0].Addr - c.res.sbuf.Addr(0))
