@@ -180,9 +180,8 @@ func (r *vmRun) boot(ctx context.Context, qemu string) (vmResult, error) {
 		last       string
 	)
 	// Once the payload's status is in, the guest only has to power off; do
-	// not let a stuck shutdown fail the run.
-	// Once the kernel has crashed, it has crashGrace to print its report
-	// and power off.
+	// not let a stuck shutdown fail the run. Once its kernel has crashed,
+	// it has crashGrace to print its report and power off.
 	var stopAfterExit, stopAfterCrash *time.Timer
 	defer func() {
 		for _, t := range []*time.Timer{stopAfterExit, stopAfterCrash} {

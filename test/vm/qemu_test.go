@@ -95,7 +95,7 @@ echo '[    3.8] reboot: Power down'`)
 	}
 }
 
-func TestBootCrash(t *testing.T) {
+func TestBootQEMUFails(t *testing.T) {
 	qemu := fakeQEMU(t, `echo 'qemu-system-x86_64: -kernel: no such file' >&2; exit 1`)
 	var out strings.Builder
 	_, err := testRun(t, &out).boot(context.Background(), qemu)
