@@ -98,6 +98,9 @@ func TestTallyRaces(t *testing.T) {
 ==================
 WARNING: DATA RACE
 Write at 0x00c000012345 by goroutine 7:
+  github.com/rdmastack/rdmastack/rdma.(*ID).close()
+      /src/rdma/id.go:12 +0x44
+        more of the stack
 ==================
     testing.go:1490: race detected during execution of test
 --- FAIL: TestIntegrationX (0.10s)
@@ -110,7 +113,7 @@ VM-TEST-EXIT rdma 1
 	if tl.Races != 1 || tl.Failed != 1 || tl.bad() != 1 {
 		t.Errorf("races %d failed %d bad %d, want 1, 1, 1", tl.Races, tl.Failed, tl.bad())
 	}
-	want := []string{"rdma: DATA RACE reported", "rdma: FAIL TestIntegrationX"}
+	want := []string{"rdma: DATA RACE reported", "rdma: FAIL TestIntegrationX", "  testing.go:1490: race detected during execution of test"}
 	if diff := cmp.Diff(want, tl.Problems); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}

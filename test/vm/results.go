@@ -20,6 +20,20 @@ var benchLine = regexp.MustCompile(`^(Benchmark[^\s/]*?)(?:-\d+)?(?:/\S*)?\s+\d+
 // raceReport starts each report of the race detector.
 const raceReport = "WARNING: DATA RACE"
 
+// runHeader matches go test -v's line that says whose output follows:
+// "=== RUN   TestX/sub" (also NAME and CONT, when tests interleave).
+// A benchmark without a header says its name on a line of its own.
+var runHeader = regexp.MustCompile(`^(?:=== (?:RUN|NAME|CONT)\s+(\S+)|(Benchmark\S*)\s*)$`)
+
+// What the summary quotes of a failed or skipped test's own output (its
+// t.Error, t.Fatal and t.Skip lines, indented by go test): at most
+// quoteLines lines of at most quoteWidth bytes each, so that a summary
+// read from the end of a long log says why, not only what.
+const (
+	quoteLines = 4
+	quoteWidth = 240
+)
+
 // tally counts the test results of one VM run from the payload's output.
 // Inside the VM a skip is a failure: there every test has what it needs.
 type tally struct {
@@ -32,15 +46,19 @@ type tally struct {
 	// by "binary: TestName".
 	Results map[string]string
 
-	binary      string // the test binary running now
-	binaryFails int    // FAIL lines of that binary
+	binary      string              // the test binary running now
+	binaryFails int                 // FAIL lines of that binary
+	running     string              // the test whose output follows (runHeader)
+	logs        map[string][]string // the first quoteLines output lines of each unfinished test
+	panicLine   string              // the binary's first "panic: " line
+	inMessage   bool                // the last line was a test's message (logLine)
 }
 
 // line takes one line of the payload's output.
 func (t *tally) line(s string) {
 	if name, ok := strings.CutPrefix(s, markerTestStart); ok {
 		t.binary = strings.TrimSpace(name)
-		t.binaryFails = 0
+		t.binaryFails, t.running, t.logs, t.panicLine = 0, "", nil, ""
 		return
 	}
 	if rest, ok := strings.CutPrefix(s, markerTestStatus); ok {
@@ -52,6 +70,9 @@ func (t *tally) line(s string) {
 		if n != 0 && t.binaryFails == 0 {
 			t.Failed++
 			t.Problems = append(t.Problems, fmt.Sprintf("%s: test binary exited with status %d", name, n))
+			if t.panicLine != "" {
+				t.Problems = append(t.Problems, "  "+t.panicLine)
+			}
 		}
 		t.binary = ""
 		return
@@ -73,8 +94,16 @@ func (t *tally) line(s string) {
 		}
 		return
 	}
+	if h := runHeader.FindStringSubmatch(s); h != nil {
+		t.running = h[1] + h[2]
+		return
+	}
+	if strings.HasPrefix(s, "panic: ") && t.panicLine == "" {
+		t.panicLine = quote(s)
+	}
 	m := testLine.FindStringSubmatch(s)
 	if m == nil {
+		t.keep(s)
 		return
 	}
 	if !strings.Contains(m[2], "/") {
@@ -83,9 +112,15 @@ func (t *tally) line(s string) {
 		}
 		t.Results[t.where()+m[2]] = m[1]
 	}
+	quoted := t.logs[m[2]]
+	delete(t.logs, m[2])
+	if t.running == m[2] {
+		t.running = ""
+	}
 	switch m[1] {
 	case "PASS":
 		t.Passed++
+		return
 	case "FAIL":
 		t.Failed++
 		t.binaryFails++
@@ -94,6 +129,42 @@ func (t *tally) line(s string) {
 		t.Skipped++
 		t.Problems = append(t.Problems, t.where()+"SKIP "+m[2]+" (a skip inside the VM counts as a failure)")
 	}
+	for _, l := range quoted {
+		t.Problems = append(t.Problems, "  "+l)
+	}
+}
+
+// logLine matches a line of a test's own output as go test indents it:
+// t.Log and its kin ("    file_test.go:12: text"), or the further
+// lines of a message, indented deeper.
+var logLine = regexp.MustCompile(`^(?:    )+(?:(\S+\.go:\d+: )|    )`)
+
+// keep records s as output of the running test if it is one (logLine),
+// up to quoteLines lines a test; a message's further lines only right
+// after its first.
+func (t *tally) keep(s string) {
+	m := logLine.FindStringSubmatch(s)
+	if m == nil || t.running == "" {
+		t.inMessage = false
+		return
+	}
+	if m[1] == "" && !t.inMessage || len(t.logs[t.running]) >= quoteLines {
+		return
+	}
+	t.inMessage = true
+	if t.logs == nil {
+		t.logs = map[string][]string{}
+	}
+	t.logs[t.running] = append(t.logs[t.running], quote(s))
+}
+
+// quote is s without its indentation, cut to quoteWidth bytes.
+func quote(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > quoteWidth {
+		s = strings.ToValidUTF8(s[:quoteWidth], "") + "…"
+	}
+	return s
 }
 
 func (t *tally) where() string {

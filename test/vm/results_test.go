@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,9 +46,12 @@ this line says --- PASS: in the middle
 	}
 	want := []string{
 		"nldev: FAIL TestLinks/rxe1",
+		"  links_test.go:12: no port",
 		"nldev: FAIL TestLinks",
 		"nldev: SKIP TestNoDevice (a skip inside the VM counts as a failure)",
+		"  x_test.go:3: skipping: no device",
 		"uverbs: test binary exited with status 2",
+		"  panic: test timed out after 10m0s",
 	}
 	if diff := cmp.Diff(want, tl.Problems); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
@@ -84,6 +88,61 @@ VM-TEST-EXIT rsock 1
 	}
 	if tl.Passed != 4 || tl.Failed != 3 {
 		t.Errorf("got %d passed, %d failed; want 4, 3", tl.Passed, tl.Failed)
+	}
+	if !slices.Contains(tl.Problems, "  bench_test.go:9: no peer") {
+		t.Errorf("problems lack BenchmarkWireC's reason: %q", tl.Problems)
+	}
+}
+
+// TestTallyQuotes: a failed test's own lines follow its FAIL line in the
+// problems, found under the header that says whose output follows when
+// parallel tests interleave, at most quoteLines of them, each cut to
+// quoteWidth; a passed test's lines are not kept.
+func TestTallyQuotes(t *testing.T) {
+	long := strings.Repeat("x", quoteWidth+50)
+	out := `VM-TEST-START cmtime
+=== RUN   TestA
+=== PAUSE TestA
+=== RUN   TestB
+=== PAUSE TestB
+=== CONT  TestA
+    a_test.go:1: a says
+=== CONT  TestB
+    b_test.go:2: first
+        stdout: ` + long + `
+        stderr: two
+        three
+        four
+=== NAME  TestA
+    a_test.go:3: a again
+--- PASS: TestA (0.01s)
+--- FAIL: TestB (0.02s)
+=== RUN   TestC
+=== RUN   TestC/sub
+    c_test.go:9: sub failed
+    --- FAIL: TestC/sub (0.00s)
+--- FAIL: TestC (0.00s)
+VM-TEST-EXIT cmtime 1
+`
+	var tl tally
+	for _, l := range strings.Split(out, "\n") {
+		tl.line(l)
+	}
+	want := []string{
+		"cmtime: FAIL TestB",
+		"  b_test.go:2: first",
+		"  stdout: " + long[:quoteWidth-len("stdout: ")] + "…",
+		"  stderr: two",
+		"  three",
+		"cmtime: FAIL TestC/sub",
+		"  c_test.go:9: sub failed",
+		"cmtime: FAIL TestC",
+	}
+	if diff := cmp.Diff(want, tl.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	if len(tl.logs) != 0 {
+		t.Errorf("lines kept after every test ended: %q", tl.logs)
 	}
 }
 
