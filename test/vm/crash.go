@@ -46,3 +46,52 @@ func crashHeadline(lines []string) string {
 	}
 	return strings.TrimSpace(lines[last])
 }
+
+// consoleStamp is the kernel's timestamp at the start of a console line.
+var consoleStamp = regexp.MustCompile(`^\[\s*[0-9]+\.[0-9]+\]\s?`)
+
+// crashFrames is how many functions of a crash's call trace its place
+// names.
+const crashFrames = 4
+
+// crashPlace collects, from the console lines that follow a crash's
+// start, where the kernel was: the first RIP line ("RIP:
+// 0010:rxe_comp+0x2c/0x60 [rdma_rxe]") and the first crashFrames
+// functions of the first call trace, less the "?" guesses and the
+// <TASK>/<IRQ> marks. A crash that names no test or module in its
+// headline is found by these (the summary is often all a CI log shows).
+type crashPlace struct {
+	rip     string
+	frames  []string
+	inTrace bool
+	done    bool // the first trace has ended
+}
+
+func (c *crashPlace) add(line string) {
+	l := strings.TrimSpace(consoleStamp.ReplaceAllString(line, ""))
+	switch {
+	case c.rip == "" && strings.HasPrefix(l, "RIP: "):
+		c.rip = l
+	case c.done:
+	case l == "Call Trace:":
+		c.inTrace = true
+	case !c.inTrace:
+	case strings.HasPrefix(l, "</") || strings.HasPrefix(l, "RIP: ") || strings.HasPrefix(l, "---[ "):
+		c.inTrace, c.done = false, len(c.frames) > 0
+	case strings.HasPrefix(l, "?") || strings.HasPrefix(l, "<") || l == "":
+	case len(c.frames) < crashFrames:
+		c.frames = append(c.frames, l)
+	}
+}
+
+// String is "RIP: …; called from a < b < c", or what of it was seen.
+func (c *crashPlace) String() string {
+	parts := []string{}
+	if c.rip != "" {
+		parts = append(parts, c.rip)
+	}
+	if len(c.frames) > 0 {
+		parts = append(parts, "called from "+strings.Join(c.frames, " < "))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -91,3 +91,64 @@ echo VM-EXIT-STATUS=0`, count, tc.crashes))
 		}
 	}
 }
+
+// trace612 is the body of a 6.12 guest's general protection fault as the
+// console prints it (addresses and offsets made up).
+var trace612 = []string{
+	"[   86.301031] Oops: general protection fault, probably for non-canonical address 0x784f23778158c69d: 0000 [#1] PREEMPT SMP NOPTI",
+	"[   86.301500] CPU: 0 UID: 0 PID: 1234 Comm: kworker/u4:2 Not tainted 6.12.118+deb12-amd64 #1  Debian 6.12.118-1",
+	"[   86.301900] Workqueue: rxe_wq do_work [rdma_rxe]",
+	"[   86.302000] RIP: 0010:kmem_cache_alloc_noprof+0x9d/0x2f0",
+	"[   86.302100] Code: 00 00 48 8b 45 00 ...",
+	"[   86.302200] RSP: 0018:ffffb0d1c0a3bd18 EFLAGS: 00010286",
+	"[   86.302900] PKRU: 55555554",
+	"[   86.303000] Call Trace:",
+	"[   86.303010]  <TASK>",
+	"[   86.303020]  ? die_addr+0x3c/0x60",
+	"[   86.303030]  ? exc_general_protection+0x1c7/0x3d0",
+	"[   86.303040]  rxe_alloc_pkt+0x2f/0x80 [rdma_rxe]",
+	"[   86.303050]  rxe_requester+0x4d1/0x1150 [rdma_rxe]",
+	"[   86.303060]  do_task+0x68/0x1e0 [rdma_rxe]",
+	"[   86.303070]  process_one_work+0x177/0x330",
+	"[   86.303080]  worker_thread+0x251/0x390",
+	"[   86.303090]  </TASK>",
+	"[   86.303100] Modules linked in: rdma_rxe ib_uverbs",
+	"[   86.303200] RIP: 0010:kmem_cache_alloc_noprof+0x9d/0x2f0",
+	"[   86.303300] Call Trace:",
+	"[   86.303310]  later_frame+0x1/0x2",
+	"[   86.303400] Kernel panic - not syncing: Fatal exception",
+}
+
+// TestCrashPlace: a crash's place is its first RIP line and the first
+// functions of its first call trace, without guesses or marks.
+func TestCrashPlace(t *testing.T) {
+	var c crashPlace
+	for _, l := range trace612 {
+		c.add(l)
+	}
+	want := "RIP: 0010:kmem_cache_alloc_noprof+0x9d/0x2f0; called from rxe_alloc_pkt+0x2f/0x80 [rdma_rxe] < " +
+		"rxe_requester+0x4d1/0x1150 [rdma_rxe] < do_task+0x68/0x1e0 [rdma_rxe] < process_one_work+0x177/0x330"
+	if got := c.String(); got != want {
+		t.Errorf("place:\n got %q\nwant %q", got, want)
+	}
+	var none crashPlace
+	none.add("[ 1.0] traps: PANIC: double fault, error_code: 0x0")
+	if got := none.String(); got != "" {
+		t.Errorf("place of a report without RIP or trace: %q", got)
+	}
+}
+
+// TestCrashSummary: the summary names the crash, where the kernel was,
+// and the test that was running in the guest.
+func TestCrashSummary(t *testing.T) {
+	rep := runReport{Result: vmResult{Crash: "BUG: x", CrashPlace: "RIP: 0010:f+0x1/0x2"}}
+	for _, l := range []string{"VM-TEST-START uverbs", "=== RUN   TestIntegrationA", "--- PASS: TestIntegrationA (0.1s)", "=== RUN   TestIntegrationB/sub"} {
+		rep.Tally.line(l)
+	}
+	if got, want := crashSummary(rep), "BUG: x at RIP: 0010:f+0x1/0x2, during uverbs: TestIntegrationB/sub"; got != want {
+		t.Errorf("crashSummary = %q, want %q", got, want)
+	}
+	if got := crashSummary(runReport{Result: vmResult{Crash: "BUG: y"}}); got != "BUG: y" {
+		t.Errorf("crashSummary without place or test = %q", got)
+	}
+}

@@ -169,6 +169,19 @@ func (s *session) boot(ctx context.Context, j vmJob, f bootFiles, out io.Writer,
 	return rep, nil
 }
 
+// crashSummary names a guest's crash for the summary: its headline,
+// where the kernel was, and the test that was running.
+func crashSummary(rep runReport) string {
+	s := rep.Result.Crash
+	if p := rep.Result.CrashPlace; p != "" {
+		s += " at " + p
+	}
+	if t := rep.Tally.running; t != "" {
+		s += ", during " + rep.Tally.where() + t
+	}
+	return s
+}
+
 // bootRetrying is boot, and boots the guest once more if its kernel
 // crashed (a 6.12 guest now and then, see docs/testing.md): the first
 // boot's output stays in out, and the report says so. A second crash,
@@ -179,7 +192,7 @@ func (s *session) bootRetrying(ctx context.Context, j vmJob, f bootFiles, out io
 	if err != nil || rep.Result.Crash == "" {
 		return rep, err
 	}
-	first := rep.Result.Crash
+	first := crashSummary(rep)
 	msg := fmt.Sprintf("vm: the kernel of %s crashed (%s): booting it once more\n", rep.Name, first)
 	io.WriteString(out, msg)
 	io.WriteString(s.stderr, msg)

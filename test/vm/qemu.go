@@ -57,8 +57,10 @@ type vmResult struct {
 	Boot   time.Duration // QEMU start to VM-READY
 	Total  time.Duration // QEMU start to the payload's end
 	// Crash, if set, is the headline of the kernel crash that ended the
-	// guest before its payload did (see crashStarts).
-	Crash string
+	// guest before its payload did (see crashStarts); CrashPlace says
+	// where it happened (see crashPlace), if the report said.
+	Crash      string
+	CrashPlace string
 }
 
 func (r *vmRun) name() string {
@@ -178,6 +180,7 @@ func (r *vmRun) boot(ctx context.Context, qemu string) (vmResult, error) {
 		setupError string
 		tail       = newRing(consoleTail)
 		last       string
+		place      crashPlace
 	)
 	// Once the payload's status is in, the guest only has to power off; do
 	// not let a stuck shutdown fail the run. Once its kernel has crashed,
@@ -201,6 +204,9 @@ func (r *vmRun) boot(ctx context.Context, qemu string) (vmResult, error) {
 		if !exited && res.Crash == "" && crashStarts(line) {
 			res.Crash = crashHeadline(tail.lines())
 			stopAfterCrash = time.AfterFunc(cmp.Or(r.CrashGrace, crashGrace), cancel)
+		}
+		if res.Crash != "" {
+			place.add(line)
 		}
 		switch {
 		case line == markerReady && !ready:
@@ -233,6 +239,7 @@ func (r *vmRun) boot(ctx context.Context, qemu string) (vmResult, error) {
 		}
 	})
 	waitErr := cmd.Wait()
+	res.CrashPlace = place.String()
 	if res.Total == 0 {
 		res.Total = time.Since(start)
 	}
@@ -243,6 +250,9 @@ func (r *vmRun) boot(ctx context.Context, qemu string) (vmResult, error) {
 	switch {
 	case res.Crash != "":
 		err = fmt.Errorf("its kernel crashed: %q", truncate(res.Crash, 200))
+		if res.CrashPlace != "" {
+			err = fmt.Errorf("%w at %q", err, truncate(res.CrashPlace, 400))
+		}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		err = fmt.Errorf("timed out after %v (last output: %q)", r.Timeout, truncate(last, 200))
 	case ctx.Err() != nil:

@@ -122,7 +122,7 @@ func TestBootStopsEarly(t *testing.T) {
 func TestBootKernelCrash(t *testing.T) {
 	const bug = "[  108.400000] BUG: unable to handle page fault for address: ffff888000000000"
 	for name, script := range map[string]string{
-		"panic": `echo VM-READY; echo '` + bug + `'; echo '[  108.4] Oops: 0000 [#1] PREEMPT SMP NOPTI'; echo '[  108.5] Kernel panic - not syncing: Fatal exception'`,
+		"panic": `echo VM-READY; echo '` + bug + `'; echo '[  108.4] Oops: 0000 [#1] PREEMPT SMP NOPTI'; echo '[  108.41] RIP: 0010:rxe_f+0x1/0x2 [rdma_rxe]'; echo '[  108.5] Kernel panic - not syncing: Fatal exception'`,
 		"hang":  `echo VM-READY; echo '` + bug + `'; echo '[  108.4] Oops: 0000 [#1] PREEMPT SMP NOPTI'; echo '[  108.483014] PKRU: 55555554'; sleep 30`,
 	} {
 		qemu := fakeQEMU(t, script)
@@ -137,6 +137,9 @@ func TestBootKernelCrash(t *testing.T) {
 		}
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("%s: boot took %v with a 300ms crash grace", name, d)
+		}
+		if wantRIP := name == "panic"; strings.Contains(err.Error(), "RIP: 0010:rxe_f+0x1/0x2 [rdma_rxe]") != wantRIP {
+			t.Errorf("%s: boot: %v; its RIP named: want %v", name, err, wantRIP)
 		}
 		if !strings.Contains(out.String(), "Oops: 0000") {
 			t.Errorf("%s: the crash report was not printed:\n%s", name, out.String())

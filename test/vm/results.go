@@ -158,14 +158,8 @@ func (t *tally) keep(s string) {
 	t.logs[t.running] = append(t.logs[t.running], quote(s))
 }
 
-// quote is s without its indentation, cut to quoteWidth bytes.
-func quote(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > quoteWidth {
-		s = strings.ToValidUTF8(s[:quoteWidth], "") + "…"
-	}
-	return s
-}
+// quote is s without its indentation, cut to quoteWidth bytes (truncate).
+func quote(s string) string { return truncate(strings.TrimSpace(s), quoteWidth) }
 
 func (t *tally) where() string {
 	if t.binary == "" {

@@ -131,7 +131,7 @@ VM-TEST-EXIT cmtime 1
 	want := []string{
 		"cmtime: FAIL TestB",
 		"  b_test.go:2: first",
-		"  stdout: " + long[:quoteWidth-len("stdout: ")] + "…",
+		"  stdout: " + long[:quoteWidth-len("stdout: ")] + "...",
 		"  stderr: two",
 		"  three",
 		"cmtime: FAIL TestC/sub",

@@ -506,8 +506,8 @@ func (s *session) runPairRetrying(ctx context.Context, files map[string]bootFile
 	}
 	var crashed []string
 	for i := range reps {
-		if c := reps[i].Result.Crash; c != "" {
-			crashed = append(crashed, fmt.Sprintf("%s (%s)", reps[i].Name, c))
+		if reps[i].Result.Crash != "" {
+			crashed = append(crashed, fmt.Sprintf("%s (%s)", reps[i].Name, crashSummary(reps[i])))
 		}
 	}
 	if len(crashed) > 0 {
