@@ -106,10 +106,7 @@ Write at 0x00c000012345 by goroutine 7:
 --- FAIL: TestIntegrationX (0.10s)
 VM-TEST-EXIT rdma 1
 `
-	var tl tally
-	for _, l := range strings.Split(out, "\n") {
-		tl.line(l)
-	}
+	tl := tallyOf(out)
 	if tl.Races != 1 || tl.Failed != 1 || tl.bad() != 1 {
 		t.Errorf("races %d failed %d bad %d, want 1, 1, 1", tl.Races, tl.Failed, tl.bad())
 	}

@@ -34,10 +34,7 @@ VM-TEST-EXIT ok 0
 this line says --- PASS: in the middle
 --- PASSED: not a result
 `
-	var tl tally
-	for _, l := range strings.Split(out, "\n") {
-		tl.line(l)
-	}
+	tl := tallyOf(out)
 	if tl.Passed != 3 || tl.Failed != 3 || tl.Skipped != 1 {
 		t.Errorf("got %d passed, %d failed, %d skipped; want 3, 3, 1", tl.Passed, tl.Failed, tl.Skipped)
 	}
@@ -75,10 +72,7 @@ BenchmarkWireD/x   	       1	 5 ns/op
 BenchmarkWireE 1 not-a-number ns/op
 VM-TEST-EXIT rsock 1
 `
-	var tl tally
-	for _, l := range strings.Split(out, "\n") {
-		tl.line(l)
-	}
+	tl := tallyOf(out)
 	want := map[string]string{
 		"rsock: BenchmarkWireA": "PASS", "rsock: BenchmarkWireB": "PASS",
 		"rsock: BenchmarkWireC": "FAIL", "rsock: BenchmarkWireD": "FAIL",
@@ -124,10 +118,7 @@ func TestTallyQuotes(t *testing.T) {
 --- FAIL: TestC (0.00s)
 VM-TEST-EXIT cmtime 1
 `
-	var tl tally
-	for _, l := range strings.Split(out, "\n") {
-		tl.line(l)
-	}
+	tl := tallyOf(out)
 	want := []string{
 		"cmtime: FAIL TestB",
 		"  b_test.go:2: first",
@@ -163,6 +154,15 @@ func TestPrintRunSummary(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}
 	}
+}
+
+// tallyOf is the tally of out's lines.
+func tallyOf(out string) tally {
+	var tl tally
+	for _, l := range strings.Split(out, "\n") {
+		tl.line(l)
+	}
+	return tl
 }
 
 type errString string
