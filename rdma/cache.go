@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdmastack/rdmastack/ib"
 	"github.com/rdmastack/rdmastack/internal/devcache"
+	"github.com/rdmastack/rdmastack/uverbs"
 )
 
 // cache is the process's devices and outstanding lists (librdmacm's
@@ -18,9 +19,14 @@ import (
 type cache struct {
 	mu    sync.Mutex
 	src   source
-	gen   uint64 // the source's generation devs is up to date with; 0: none
+	gen   uint64 // the source's generation devs and unopened are up to date with; 0: none
 	devs  map[ident]*Device
 	lists map[weak.Pointer[*Device]]*listState
+	// unopened are the devices present but not opened yet: a device is
+	// opened when a list must hold it (get) or an id is bound to it
+	// (getWith), as librdmacm opens a device only when rdma_get_devices
+	// or an id needs it (ucma_init_device), not all at its start.
+	unopened map[ident]uverbs.Device
 
 	debug bool
 	leak  func(LeakReport)
@@ -39,7 +45,7 @@ var global = newCache(kernelSource{verbs: devcache.Global.Verbs})
 
 func newCache(src source) *cache {
 	return &cache{src: src, devs: make(map[ident]*Device), lists: make(map[weak.Pointer[*Device]]*listState),
-		leak: reportToStderr}
+		unopened: make(map[ident]uverbs.Device), leak: reportToStderr}
 }
 
 // GetDevices returns every RDMA device of the caller's network namespace,
@@ -49,7 +55,9 @@ func newCache(src source) *cache {
 // The devices are those of package device's snapshot (device.List),
 // which both packages keep current from the kernel's events over one
 // RDMA netlink socket and one uevent socket; GetDevices opens only the
-// devices it has not seen before.
+// devices not opened before. A CM id bound to a device opens that one
+// alone: a process that only connects never opens the host's other
+// devices (a node's virtual functions, say).
 func GetDevices() ([]*Device, error) { return global.get() }
 
 // FreeDevices releases a list GetDevices returned: its references are
@@ -99,9 +107,9 @@ func SetLeakReporter(fn func(LeakReport)) {
 func reportToStderr(r LeakReport) { fmt.Fprintln(os.Stderr, r) }
 
 // sync brings the cache up to date with the devices present now, when
-// the source's generation says they may have changed: new ones are
-// opened, vanished ones marked dead (and closed when unreferenced). A
-// device that failed to open is tried again by the next sync.
+// the source's generation says they may have changed: new ones are noted
+// as unopened, vanished ones forgotten or marked dead (and closed when
+// unreferenced).
 func (c *cache) sync() error {
 	gen, present, err := c.src.devices(c.gen)
 	if err != nil {
@@ -111,7 +119,7 @@ func (c *cache) sync() error {
 		return nil
 	}
 	ids := make(map[ident]bool, len(present))
-	complete := true
+	clear(c.unopened)
 	for _, dev := range present {
 		id := identOf(dev)
 		ids[id] = true
@@ -121,14 +129,7 @@ func (c *cache) sync() error {
 		if dev.Uverbs == "" {
 			continue // nothing to open until a snapshot names its node
 		}
-		d, err := c.src.open(dev)
-		if err != nil {
-			complete = false // as librdmacm: a device that fails to open is skipped
-			continue
-		}
-		// A dead device of the same identity (one seen again after the
-		// thread came back to its namespace) stays with its lists.
-		c.devs[id] = d
+		c.unopened[id] = dev
 	}
 	for id, d := range c.devs {
 		if ids[id] || d.dead {
@@ -142,10 +143,22 @@ func (c *cache) sync() error {
 			c.drop(d)
 		}
 	}
-	c.gen = 0
-	if complete {
-		c.gen = gen
+	c.gen = gen
+	return nil
+}
+
+// open opens the unopened device id. A device that fails to open stays
+// unopened, to be tried again when it is next needed; as librdmacm, a
+// list leaves it out.
+func (c *cache) open(id ident) error {
+	d, err := c.src.open(c.unopened[id])
+	if err != nil {
+		return err
 	}
+	// A dead device of the same identity (one seen again after the
+	// thread came back to its namespace) stays with its lists.
+	c.devs[id] = d
+	delete(c.unopened, id)
 	return nil
 }
 
@@ -164,34 +177,55 @@ func (c *cache) get() ([]*Device, error) {
 	if err := c.sync(); err != nil {
 		return nil, err
 	}
+	for id := range c.unopened {
+		c.open(id) // one that fails is left out, as librdmacm skips it
+	}
 	return c.listLocked()
 }
 
 // getWith is get for an id the kernel has just bound to the device of
-// index and guid: when the cache already holds that device, the list is
-// made of what it holds, without asking the source whether anything
-// changed (two system calls, for every incoming connection). That is
+// index and guid, less the opening of every device: it opens that device
+// if it is not open yet, and makes the list of the devices open. It asks
+// the source whether anything changed only when the cache does not know
+// that index (two system calls, for every incoming connection). That is
 // safe because the kernel numbers devices without reusing an index (it
 // allocates them cyclically in 32 bits): a device with the index the
-// kernel reports is the one the id is bound to, so it is still there,
-// and the list is one GetDevices could have returned a moment ago.
-// librdmacm likewise looks the id's device up in its array and reads the
-// kernel's list again only when the GUID is not in it.
+// kernel reports is the one the id is bound to, so it is still there.
+// librdmacm likewise looks the id's device up in its array, reads the
+// kernel's list again only when the GUID is not in it, and opens only
+// that device (ucma_get_device, ucma_init_device).
 func (c *cache) getWith(guid ib.GUID, index uint32) ([]*Device, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	known := false
-	if c.gen != 0 {
-		for _, d := range c.devs {
-			if !d.dead && d.index == int64(index) && d.attr.NodeGUID == guid {
-				known = true
-				break
+	found := func() (ident, bool) {
+		for id, d := range c.devs {
+			if !d.dead && id.index == index && d.attr.NodeGUID == guid {
+				return id, true
 			}
 		}
+		for id := range c.unopened {
+			if id.index == index {
+				return id, true
+			}
+		}
+		return ident{}, false
 	}
-	if !known {
+	id, ok := ident{}, false
+	if c.gen != 0 {
+		id, ok = found()
+	}
+	if !ok {
 		if err := c.sync(); err != nil {
 			return nil, err
+		}
+		id, ok = found()
+	}
+	if !ok {
+		return nil, errNoBoundDevice(guid, index)
+	}
+	if _, unopened := c.unopened[id]; unopened {
+		if err := c.open(id); err != nil {
+			return nil, fmt.Errorf("rdma: open %s: %w", id.name, err)
 		}
 	}
 	return c.listLocked()

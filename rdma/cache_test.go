@@ -366,30 +366,68 @@ func TestFreedListNotReported(t *testing.T) {
 	}
 }
 
-// TestGetWithKnownDevice: the list for an id bound to a device the cache
-// holds (by index and GUID) is made without asking the source whether
-// anything changed; an index it does not hold makes it ask.
+// TestGetWithKnownDevice: binding an id opens its device alone, and asks
+// the source again only for an index the cache does not know; the other
+// devices open when a whole list is asked for.
 func TestGetWithKnownDevice(t *testing.T) {
 	f := newFakeSource("rxe0", "rxe1")
 	c := newCache(f)
 	var guid ib.GUID // the fake devices' attributes are zero
 	list, err := c.getWith(guid, 1)
-	if err != nil || names(list) != "rxe0,rxe1" || f.asked != 1 {
-		t.Fatalf("first getWith: %q, %v, source asked %d times", names(list), err, f.asked)
+	if err != nil || names(list) != "rxe1" || f.asked != 1 || f.opened[ident{"rxe0", 0}] != 0 {
+		t.Fatalf("first getWith: %q, %v, source asked %d times, opened %v", names(list), err, f.asked, f.opened)
 	}
 	c.free(list)
 	list, err = c.getWith(guid, 1)
-	if err != nil || names(list) != "rxe0,rxe1" || f.asked != 1 {
-		t.Fatalf("getWith of a known device: %q, %v, source asked %d times; want no new question", names(list), err, f.asked)
+	if err != nil || names(list) != "rxe1" || f.asked != 1 || f.opened[ident{"rxe1", 1}] != 1 {
+		t.Fatalf("getWith of a known device: %q, %v, source asked %d times, opened %v; want no new question or open", names(list), err, f.asked, f.opened)
 	}
 	c.free(list)
 	f.add(uverbs.Device{Name: "rxe2", Index: 7, Uverbs: "uverbs7"})
 	list, err = c.getWith(guid, 7)
-	if err != nil || names(list) != "rxe0,rxe1,rxe2" || f.asked != 2 {
+	if err != nil || names(list) != "rxe1,rxe2" || f.asked != 2 {
 		t.Fatalf("getWith of a new device: %q, %v, source asked %d times", names(list), err, f.asked)
 	}
 	c.free(list)
+	list, err = c.getWith(guid, 0) // known to the cache, not yet open
+	if err != nil || names(list) != "rxe0,rxe1,rxe2" || f.asked != 2 {
+		t.Fatalf("getWith of an unopened device: %q, %v, source asked %d times", names(list), err, f.asked)
+	}
+	c.free(list)
+	if list, err := c.getWith(guid, 9); !errors.Is(err, ErrDeviceRemoved) || list != nil || f.asked != 3 {
+		t.Fatalf("getWith of an index no device has: %q, %v, source asked %d times", names(list), err, f.asked)
+	}
+	list, err = c.get()
+	if err != nil || names(list) != "rxe0,rxe1,rxe2" {
+		t.Fatalf("get: %q, %v", names(list), err)
+	}
+	c.free(list)
+	for id, n := range f.opened {
+		if n != 1 {
+			t.Errorf("%v opened %d times, want once", id, n)
+		}
+	}
 	if n := c.outstanding(); n != 0 {
 		t.Fatalf("%d lists outstanding", n)
 	}
+}
+
+// TestGetWithFailingDevice: an id's device that fails to open fails the
+// binding with the open's error, and is tried again the next time.
+func TestGetWithFailingDevice(t *testing.T) {
+	f := newFakeSource("rxe0", "rxe1")
+	f.failing["rxe1"] = true
+	c := newCache(f)
+	var guid ib.GUID
+	if list, err := c.getWith(guid, 1); !errors.Is(err, unix.EIO) || list != nil || c.outstanding() != 0 {
+		t.Fatalf("getWith of a device that fails to open: %q, %v, %d lists", names(list), err, c.outstanding())
+	}
+	f.mu.Lock()
+	f.failing["rxe1"] = false
+	f.mu.Unlock()
+	list, err := c.getWith(guid, 1)
+	if err != nil || names(list) != "rxe1" || f.opened[ident{"rxe0", 0}] != 0 {
+		t.Fatalf("getWith once rxe1 opens: %q, %v, opened %v", names(list), err, f.opened)
+	}
+	c.free(list)
 }

@@ -87,7 +87,7 @@ func (id *ID) bindDevice(a AddrInfo) error {
 	}
 	if dev == nil {
 		FreeDevices(list)
-		return fmt.Errorf("rdma: bind id to its device: no device has GUID %v and index %d: %w", a.NodeGUID, a.DevIndex, ErrDeviceRemoved)
+		return errNoBoundDevice(a.NodeGUID, a.DevIndex)
 	}
 	id.mu.Lock()
 	defer id.mu.Unlock()
@@ -97,6 +97,12 @@ func (id *ID) bindDevice(a AddrInfo) error {
 	}
 	id.list, id.dev, id.port = list, dev, a.Port
 	return nil
+}
+
+// errNoBoundDevice is bindDevice's error when no device of the process's
+// namespace is the one the kernel bound the id to: it went meanwhile.
+func errNoBoundDevice(guid ib.GUID, index uint32) error {
+	return fmt.Errorf("rdma: bind id to its device: no device has GUID %v and index %d: %w", guid, index, ErrDeviceRemoved)
 }
 
 // GIDInfo is what QUERY GID reports: the id's source and destination

@@ -50,7 +50,9 @@
 // events of all its ids come through GetEvent, which parks the goroutine
 // in the netpoller (a context ends the wait, Close wakes it). An ID binds
 // or resolves an address, which ties it to one of GetDevices' cached
-// devices (Device); CreateQP makes its QP on that device's context, and
+// devices (Device), opened then if it was not yet: as librdmacm, a
+// process that only connects opens the devices its ids use, not every
+// device of the host; CreateQP makes its QP on that device's context, and
 // Connect, Accept, Reject and Disconnect drive the connection, as
 // rdma_connect and friends do. The kernel chooses every QP attribute
 // (INIT_QP_ATTR); GetEvent completes an active connection when the reply
