@@ -33,6 +33,14 @@ type Snapshot struct {
 // Join builds a snapshot from an inventory and the sysfs tree fs.
 func Join(fs sysfs.FS, inv *nldev.Inventory) *Snapshot {
 	s := &Snapshot{Devices: make([]Device, 0, len(inv.Devices)), RdmaCM: inv.RdmaCM}
+	// class/infiniband_mad's nodes of each kind, read when first needed.
+	mad := map[nldev.ChardevType]map[madKey]*nldev.Chardev{}
+	madOf := func(typ nldev.ChardevType, name string, port uint32) *nldev.Chardev {
+		if mad[typ] == nil {
+			mad[typ] = madNodes(fs, typ)
+		}
+		return mad[typ][madKey{name, uint64(port)}]
+	}
 	for _, nd := range inv.Devices {
 		ch := nd.Uverbs
 		if ch == nil {
@@ -51,10 +59,10 @@ func Join(fs sysfs.FS, inv *nldev.Inventory) *Snapshot {
 			// Kernels before 5.3 have no GET_CHARDEV, and before 6.x
 			// none for issm: class/infiniband_mad names the nodes.
 			if d.Umad[i] == nil {
-				d.Umad[i] = madOf(fs, nldev.ChardevUmad, nd.Name, np.Index)
+				d.Umad[i] = madOf(nldev.ChardevUmad, nd.Name, np.Index)
 			}
 			if d.Issm[i] == nil {
-				d.Issm[i] = madOf(fs, nldev.ChardevIssm, nd.Name, np.Index)
+				d.Issm[i] = madOf(nldev.ChardevIssm, nd.Name, np.Index)
 			}
 		}
 		s.Devices = append(s.Devices, d)
@@ -112,31 +120,48 @@ func uverbsOf(fs sysfs.FS, name string) (nldev.Chardev, bool) {
 	return nldev.Chardev{}, false
 }
 
-// madOf finds a port's umad or issm char device in class/infiniband_mad
-// (each node's ibdev and port attributes name its port), as libibumad
-// does; nil when there is none.
-func madOf(fs sysfs.FS, typ nldev.ChardevType, name string, port uint32) *nldev.Chardev {
+// madKey names a port: its device's name and its number.
+type madKey struct {
+	dev  string
+	port uint64
+}
+
+// madNodes reads class/infiniband_mad's char devices of one kind (umad
+// or issm; each node's ibdev and port attributes name its port), as
+// libibumad does, once for a whole snapshot: a kernel whose netlink names
+// no issm node (6.1) would otherwise have each port list the class and
+// read every node's attributes again, a cost that grew with the square of
+// the number of devices (a node's VFs).
+func madNodes(fs sysfs.FS, typ nldev.ChardevType) map[madKey]*nldev.Chardev {
+	m := map[madKey]*nldev.Chardev{}
 	nodes, _ := fs.List("class", "infiniband_mad")
+	abi, abiErr := fs.ReadUint("class", "infiniband_mad", "abi_version")
 	for _, node := range nodes {
 		if !strings.HasPrefix(node, string(typ)) {
 			continue
 		}
-		if ibdev, err := fs.Read("class", "infiniband_mad", node, "ibdev"); err != nil || ibdev != name {
+		ibdev, err := fs.Read("class", "infiniband_mad", node, "ibdev")
+		if err != nil {
 			continue
 		}
-		if p, err := fs.ReadUint("class", "infiniband_mad", node, "port"); err != nil || p != uint64(port) {
+		p, err := fs.ReadUint("class", "infiniband_mad", node, "port")
+		if err != nil {
 			continue
+		}
+		k := madKey{ibdev, p}
+		if m[k] != nil {
+			continue // the first node of a port, as a search in order finds
 		}
 		ch := &nldev.Chardev{Type: typ, Name: node}
-		if v, err := fs.ReadUint("class", "infiniband_mad", "abi_version"); err == nil {
-			ch.ABI = v
+		if abiErr == nil {
+			ch.ABI = abi
 		}
 		if v, err := fs.Read("class", "infiniband_mad", node, "dev"); err == nil {
 			ch.Dev, _ = parseDev(v)
 		}
-		return ch
+		m[k] = ch
 	}
-	return nil
+	return m
 }
 
 // Driver guesses the driver id where netlink does not give it: from the
