@@ -79,7 +79,7 @@ func TestDevicesByParent(t *testing.T) {
 	}
 	devs, err := snap.DevicesByAux("mlx5_core.sf.2")
 	if err != nil || !cmp.Equal(names(devs), []string{"mlx5_2"}) {
-		t.Errorf("DevicesByAux(mlx5_core.sf.2) = %v, %v", names(devs), err)
+		t.Fatalf("DevicesByAux(mlx5_core.sf.2) = %v, %v", names(devs), err)
 	}
 	if p := devs[0].Parent; p != (Parent{Bus: "auxiliary", Name: "mlx5_core.sf.2"}) {
 		t.Errorf("mlx5_2's parent %+v", p)
