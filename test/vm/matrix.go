@@ -172,10 +172,7 @@ func (s *session) boot(ctx context.Context, j vmJob, f bootFiles, out io.Writer,
 // crashSummary names a guest's crash for the summary: its headline,
 // where the kernel was, and the test that was running.
 func crashSummary(rep runReport) string {
-	s := rep.Result.Crash
-	if p := rep.Result.CrashPlace; p != "" {
-		s += " at " + p
-	}
+	s := rep.Result.crash()
 	if t := rep.Tally.running; t != "" {
 		s += ", during " + rep.Tally.where() + t
 	}

@@ -63,6 +63,15 @@ type vmResult struct {
 	CrashPlace string
 }
 
+// crash is the crash's headline and, if the report said, where the
+// kernel was ("BUG: … at RIP: …; called from …"); "" without a crash.
+func (r vmResult) crash() string {
+	if r.CrashPlace == "" {
+		return r.Crash
+	}
+	return r.Crash + " at " + r.CrashPlace
+}
+
 func (r *vmRun) name() string {
 	if r.Wire != nil {
 		return r.Wire.name(r.Kernel)
@@ -249,10 +258,7 @@ func (r *vmRun) boot(ctx context.Context, qemu string) (vmResult, error) {
 	}
 	switch {
 	case res.Crash != "":
-		err = fmt.Errorf("its kernel crashed: %q", truncate(res.Crash, 200))
-		if res.CrashPlace != "" {
-			err = fmt.Errorf("%w at %q", err, truncate(res.CrashPlace, 400))
-		}
+		err = fmt.Errorf("its kernel crashed: %q", truncate(res.crash(), 600))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		err = fmt.Errorf("timed out after %v (last output: %q)", r.Timeout, truncate(last, 200))
 	case ctx.Err() != nil:

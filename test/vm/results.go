@@ -58,7 +58,7 @@ type tally struct {
 func (t *tally) line(s string) {
 	if name, ok := strings.CutPrefix(s, markerTestStart); ok {
 		t.binary = strings.TrimSpace(name)
-		t.binaryFails, t.running, t.logs, t.panicLine = 0, "", nil, ""
+		t.binaryFails, t.running, t.logs, t.panicLine, t.inMessage = 0, "", nil, "", false
 		return
 	}
 	if rest, ok := strings.CutPrefix(s, markerTestStatus); ok {
