@@ -1,9 +1,11 @@
 package rstream
 
 import (
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 )
@@ -59,5 +61,31 @@ func BenchmarkRstream(b *testing.B) {
 				b.ReportMetric(mo/mk, "ratio-ours/tcp")
 			}
 		})
+	}
+}
+
+// BenchmarkRstreamSetup times rstream runs that are mostly connection
+// setup: one 64-byte transfer each way (-S 64 -C 1), so that a run is a
+// process's start, its rsocket's connect or accept, one round trip and
+// the close. Our pair against rdma-core's and each of ours with
+// rdma-core's other side, processes from tmpfs, 8 ABBA rounds after a
+// warm-up, with each pair's context switches and CPU per run (rusage).
+// rdma/rsocket's BenchmarkDialAccept is the library's own figure.
+//
+//	go run ./test/vm test -unit=false -race none -wire=false -scale '' -devices 2 -- -test.run XXX -test.bench RstreamSetup -test.benchtime 1x
+func BenchmarkRstreamSetup(b *testing.B) {
+	addr, dev := cmtest.RxeAddr(b)
+	ours, theirs := cmtest.Binaries(b, "rstream")
+	for range b.N {
+		use := cmtest.NewUsageMetrics(ours, theirs)
+		cmtest.ABBA(b, 8, ours, theirs, func(s, c cmtest.Side) time.Duration {
+			port := cmtest.Port()
+			p := []string{"-p", strconv.Itoa(int(port)), "-S", "64", "-C", "1"}
+			d, su, cu := cmtest.TimedUsage(b, dev, netip.AddrPortFrom(addr, port), s, c,
+				append([]string{"-b", addr.String()}, p...), append([]string{"-s", addr.String()}, p...))
+			use.Add(s, c, su, cu)
+			return d
+		})
+		use.Report(b, 1, "run")
 	}
 }

@@ -2,25 +2,13 @@ package rstream
 
 import (
 	"fmt"
-	"io"
 	"net/netip"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
-	"github.com/rdmastack/rdmastack/cmd/internal/rsock"
 	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
-
-// TestMain lets the test binary be our rstream as a process
-// (cmtest.Self), for the peer namespace of the siw guest.
-func TestMain(m *testing.M) {
-	cmtest.RunSelf(func(stdout, stderr io.Writer, args []string) error {
-		return run("rstream", stdout, stderr, args, rsock.RDMA, rsock.SizeToCount)
-	})
-	os.Exit(m.Run())
-}
 
 // siwMode is the siw guest's mode: servers on siw0's address (dev),
 // clients in the peer namespace (cmtest.Side.InNetns).

@@ -1,0 +1,158 @@
+package rstream
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
+	"github.com/rdmastack/rdmastack/rdma/rsocket"
+)
+
+// BenchmarkRsocketSetup is connection setup and teardown through
+// rsockets, in one process: a listener whose goroutine (thread) accepts
+// and closes, while the main one connects and closes, 50 times.
+// rdma-core's is testdata/rsetup.c, built here with gcc against
+// librdmacm.so.1; ours is the same loop through rdma/rsocket (Listen,
+// AcceptConn, Dial, Close), this binary as a process (setupLoop). Both
+// run on rxe0's address, 8 ABBA rounds after a warm-up; each reports
+// its loop's connections a second, and its context switches and CPU
+// per connection (getrusage over the loop). BenchmarkRstreamSetup times
+// whole rstream processes instead, start-up included.
+//
+//	go run ./test/vm test -unit=false -race none -wire=false -scale '' -devices 2 -- -test.run XXX -test.bench RsocketSetup -test.benchtime 1x
+func BenchmarkRsocketSetup(b *testing.B) {
+	const conns = 50
+	addr, _ := cmtest.RxeAddr(b)
+	ours, theirs := cmtest.Self("ours"), cmtest.Side{Name: "rdma-core", Oracle: buildRsetup(b)}
+	for range b.N {
+		csw, cpu := map[string][]float64{}, map[string][]float64{}
+		rate := func(s cmtest.Side) float64 {
+			args := []string{addr.String(), strconv.Itoa(int(cmtest.Port())), strconv.Itoa(conns)}
+			if s.IsSelf() {
+				args = append([]string{setupArg}, args...)
+			}
+			r := s.Start(args, 300*time.Second)()
+			l, err := parseSetupLine(r.Stdout)
+			if r.Code != 0 || err != nil || l.conns != conns {
+				b.Fatalf("%v: %v (%v)", s, r, err)
+			}
+			csw[s.Name] = append(csw[s.Name], float64(l.switches)/conns)
+			cpu[s.Name] = append(cpu[s.Name], l.cpu*1000/conns)
+			return conns / l.seconds
+		}
+		o, t := cmtest.ABBAMedians(8, ours, theirs, rate)
+		b.ReportMetric(o, "conns/s-ours")
+		b.ReportMetric(t, "conns/s-rdmacore")
+		b.ReportMetric(o/t, "ratio-ours/rdmacore")
+		for _, s := range []cmtest.Side{ours, theirs} {
+			b.ReportMetric(cmtest.Median(csw[s.Name]), "csw/conn-"+s.Name)
+			b.ReportMetric(cmtest.Median(cpu[s.Name]), "cpums/conn-"+s.Name)
+		}
+	}
+}
+
+// setupArg, first among a Self process's arguments, makes it setupLoop.
+const setupArg = "-rsocket-setup-loop"
+
+// setupLoop is rsetup.c's loop through our library: args are the
+// address, port and count; it prints what rsetup prints.
+func setupLoop(stdout io.Writer, args []string) error {
+	if len(args) != 3 {
+		return fmt.Errorf("setup loop: want address, port and count, got %q", args)
+	}
+	n, err := strconv.Atoi(args[2])
+	if err != nil {
+		return err
+	}
+	address := net.JoinHostPort(args[0], args[1])
+	l, err := rsocket.Listen("rdma", address)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	sw0, cpu0 := selfUsage()
+	t0 := time.Now()
+	accepted := make(chan error, 1)
+	go func() {
+		for range n {
+			c, err := l.AcceptConn(context.Background())
+			if err != nil {
+				accepted <- err
+				return
+			}
+			c.Close()
+		}
+		accepted <- nil
+	}()
+	for range n {
+		c, err := rsocket.Dial("rdma", address)
+		if err != nil {
+			return err
+		}
+		c.Close()
+	}
+	if err := <-accepted; err != nil {
+		return err
+	}
+	d := time.Since(t0)
+	sw1, cpu1 := selfUsage()
+	_, err = fmt.Fprintf(stdout, "%d %.6f %d %.6f\n", n, d.Seconds(), sw1-sw0, (cpu1 - cpu0).Seconds())
+	return err
+}
+
+// selfUsage is the process's context switches and CPU time so far.
+func selfUsage() (int64, time.Duration) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0
+	}
+	return ru.Nvcsw + ru.Nivcsw, time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// setupLine is what rsetup and setupLoop print.
+type setupLine struct {
+	conns    int
+	seconds  float64
+	switches int64
+	cpu      float64 // seconds
+}
+
+func parseSetupLine(out string) (setupLine, error) {
+	var l setupLine
+	_, err := fmt.Sscanf(strings.TrimSpace(out), "%d %g %d %g", &l.conns, &l.seconds, &l.switches, &l.cpu)
+	if err == nil && l.seconds <= 0 {
+		err = fmt.Errorf("%q: no time", out)
+	}
+	return l, err
+}
+
+// buildRsetup compiles testdata/rsetup.c into tmpfs (binaries timed from
+// the VM's 9p root pay demand paging) and returns its path.
+func buildRsetup(b *testing.B) string {
+	dir := "/dev/shm"
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		dir = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(dir, "rsetup")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	exe := filepath.Join(dir, "rsetup")
+	out, err := exec.Command("gcc", "-O2", "-o", exe, filepath.Join("testdata", "rsetup.c"), "-pthread", "-l:librdmacm.so.1").CombinedOutput()
+	if err != nil {
+		b.Fatalf("building rsetup.c (gcc and rdma-core's librdmacm.so.1): %v\n%s", err, out)
+	}
+	return exe
+}
