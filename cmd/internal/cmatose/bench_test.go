@@ -1,10 +1,8 @@
 package cmatose
 
 import (
-	"net/netip"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 )
@@ -20,15 +18,6 @@ func BenchmarkUcmatose(b *testing.B) {
 	addr, dev := cmtest.RxeAddr(b)
 	ours, theirs := cmtest.Binaries(b, "ucmatose")
 	for range b.N {
-		use := cmtest.NewUsageMetrics(ours, theirs)
-		cmtest.ABBA(b, 8, ours, theirs, func(s, c cmtest.Side) time.Duration {
-			port := cmtest.Port()
-			p := []string{"-p", strconv.Itoa(int(port)), "-c", strconv.Itoa(conns)}
-			d, su, cu := cmtest.TimedUsage(b, dev, netip.AddrPortFrom(addr, port), s, c,
-				append([]string{"-b", addr.String()}, p...), append([]string{"-s", addr.String()}, p...))
-			use.Add(s, c, su, cu)
-			return d
-		})
-		use.Report(b, conns, "conn")
+		cmtest.BindConnect{Dev: dev, Addr: addr, Args: []string{"-c", strconv.Itoa(conns)}, Per: conns, Unit: "conn"}.Run(b, ours, theirs)
 	}
 }

@@ -2,12 +2,10 @@ package cmatose
 
 import (
 	"fmt"
-	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 )
@@ -65,15 +63,7 @@ func BenchmarkSIWUcmatose(b *testing.B) {
 	e, dev := cmtest.SIW(b)
 	ours, theirs := cmtest.Binaries(b, "ucmatose")
 	for range b.N {
-		use := cmtest.NewUsageMetrics(ours, theirs)
-		cmtest.ABBA(b, 8, ours, theirs, func(s, c cmtest.Side) time.Duration {
-			port := cmtest.Port()
-			p := []string{"-p", strconv.Itoa(int(port)), "-c", strconv.Itoa(conns)}
-			d, su, cu := cmtest.TimedUsage(b, dev, netip.AddrPortFrom(e.Addr, port), s, c.InNetns(e.PeerNetns),
-				append([]string{"-b", e.Addr.String()}, p...), append([]string{"-s", e.Addr.String()}, p...))
-			use.Add(s, c, su, cu)
-			return d
-		})
-		use.Report(b, conns, "conn")
+		cmtest.BindConnect{Dev: dev, Addr: e.Addr, PeerNetns: e.PeerNetns, Args: []string{"-c", strconv.Itoa(conns)},
+			Per: conns, Unit: "conn"}.Run(b, ours, theirs)
 	}
 }

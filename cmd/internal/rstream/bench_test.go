@@ -1,11 +1,9 @@
 package rstream
 
 import (
-	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
 )
@@ -77,15 +75,6 @@ func BenchmarkRstreamSetup(b *testing.B) {
 	addr, dev := cmtest.RxeAddr(b)
 	ours, theirs := cmtest.Binaries(b, "rstream")
 	for range b.N {
-		use := cmtest.NewUsageMetrics(ours, theirs)
-		cmtest.ABBA(b, 8, ours, theirs, func(s, c cmtest.Side) time.Duration {
-			port := cmtest.Port()
-			p := []string{"-p", strconv.Itoa(int(port)), "-S", "64", "-C", "1"}
-			d, su, cu := cmtest.TimedUsage(b, dev, netip.AddrPortFrom(addr, port), s, c,
-				append([]string{"-b", addr.String()}, p...), append([]string{"-s", addr.String()}, p...))
-			use.Add(s, c, su, cu)
-			return d
-		})
-		use.Report(b, 1, "run")
+		cmtest.BindConnect{Dev: dev, Addr: addr, Args: []string{"-S", "64", "-C", "1"}, Per: 1, Unit: "run"}.Run(b, ours, theirs)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -162,16 +161,7 @@ func parseSetupLine(out string) (setupLine, error) {
 // buildRsetup compiles testdata/rsetup.c into tmpfs (binaries timed from
 // the VM's 9p root pay demand paging) and returns its path.
 func buildRsetup(b *testing.B) string {
-	dir := "/dev/shm"
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		dir = os.TempDir()
-	}
-	dir, err := os.MkdirTemp(dir, "rsetup")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	exe := filepath.Join(dir, "rsetup")
+	exe := filepath.Join(cmtest.TmpfsDir(b), "rsetup")
 	out, err := exec.Command("gcc", "-O2", "-o", exe, filepath.Join("testdata", "rsetup.c"), "-pthread", "-l:librdmacm.so.1").CombinedOutput()
 	if err != nil {
 		b.Fatalf("building rsetup.c (gcc and rdma-core's librdmacm.so.1): %v\n%s", err, out)

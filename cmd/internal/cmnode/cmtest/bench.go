@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -23,15 +24,7 @@ func Binaries(tb testing.TB, name string) (ours, theirs Side) {
 	if err != nil || bin == oracle {
 		tb.Fatalf("our %s binary: %q, %v (rdma-core's is %s)", name, bin, err, oracle)
 	}
-	dir := "/dev/shm"
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		dir = os.TempDir()
-	}
-	dir, err = os.MkdirTemp(dir, "cmtest")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
+	dir := TmpfsDir(tb)
 	cp := func(src, dst string) string {
 		in, err := os.Open(src)
 		if err != nil {
@@ -52,6 +45,23 @@ func Binaries(tb testing.TB, name string) (ours, theirs Side) {
 		return p
 	}
 	return Side{Name: "ours", Oracle: cp(bin, "ours-"+name)}, Side{Name: "rdma-core", Oracle: cp(oracle, name)}
+}
+
+// TmpfsDir is a new directory in the guest's tmpfs (/dev/shm, else the
+// temporary directory), removed when tb ends: for binaries that are
+// timed, which from the VM's 9p root would pay demand paging.
+func TmpfsDir(tb testing.TB) string {
+	tb.Helper()
+	dir := "/dev/shm"
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		dir = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(dir, "cmtest")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // Timed runs a server (serverArgs) and then a client (clientArgs) on
@@ -118,6 +128,37 @@ func (u *UsageMetrics) Report(b *testing.B, per float64, unit string) {
 			}
 		}
 	}
+}
+
+// BindConnect is a benchmark of whole runs of a program pair whose
+// server binds to Addr (-b) and whose client connects to it (-s), each
+// run on a fresh port (-p) with Args besides.
+type BindConnect struct {
+	Dev       uint32     // Addr's device, where the server's listen shows
+	Addr      netip.Addr // the server's
+	PeerNetns string     // the client's network namespace, if not the server's
+	Args      []string
+	Per       float64 // units of work a run (connections), for the usage figures
+	Unit      string  // their name ("conn")
+}
+
+// Run times 8 ABBA rounds of ours and theirs (ABBA) and reports the
+// pairs' context switches and CPU per unit (UsageMetrics).
+func (bc BindConnect) Run(b *testing.B, ours, theirs Side) {
+	use := NewUsageMetrics(ours, theirs)
+	ABBA(b, 8, ours, theirs, func(s, c Side) time.Duration {
+		port := Port()
+		p := append([]string{"-p", strconv.Itoa(int(port))}, bc.Args...)
+		client := c
+		if bc.PeerNetns != "" {
+			client = c.InNetns(bc.PeerNetns)
+		}
+		d, su, cu := TimedUsage(b, bc.Dev, netip.AddrPortFrom(bc.Addr, port), s, client,
+			append([]string{"-b", bc.Addr.String()}, p...), append([]string{"-s", bc.Addr.String()}, p...))
+		use.Add(s, c, su, cu)
+		return d
+	})
+	use.Report(b, bc.Per, bc.Unit)
 }
 
 // ABBA times rounds runs of our pair (server and client) and rdma-core's
