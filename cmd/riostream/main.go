@@ -19,5 +19,6 @@ import (
 func main() { cmnode.Exit(os.Stderr, run(os.Stdout, os.Args[1:])) }
 
 func run(stdout io.Writer, args []string) error {
+	cmnode.KeepSpareP()
 	return riostream.Main("riostream", stdout, os.Stderr, args)
 }
