@@ -108,11 +108,13 @@ func setupLoop(stdout io.Writer, args []string) error {
 	go func() {
 		for range n {
 			c, err := l.AcceptConn(context.Background())
+			if err == nil {
+				err = c.Close()
+			}
 			if err != nil {
 				accepted <- err
 				return
 			}
-			c.Close()
 		}
 		accepted <- nil
 	}()
@@ -121,7 +123,9 @@ func setupLoop(stdout io.Writer, args []string) error {
 		if err != nil {
 			return err
 		}
-		c.Close()
+		if err := c.Close(); err != nil {
+			return err
+		}
 	}
 	if err := <-accepted; err != nil {
 		return err
