@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 	"github.com/rdmastack/rdmastack/uverbs"
 )
@@ -71,15 +69,6 @@ func (p *pollPair) prime(t *testing.T) {
 	}
 }
 
-// processCPU is the process's user and system time.
-func processCPU(t *testing.T) time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // TestIntegrationCompChannelPoll: a channel with a poll time, waiting
 // right after an event (so polling before it parks), gets the next event;
 // cancellation, a deadline and Close end the polling wait with the error
@@ -91,11 +80,11 @@ func TestIntegrationCompChannelPoll(t *testing.T) {
 	p := newPollPair(t, e, 20*time.Millisecond)
 	p.prime(t)
 	for i, bound := range []time.Duration{150 * time.Millisecond, 60 * time.Millisecond} {
-		cpu0 := processCPU(t)
+		cpu0 := testenv.SelfCPU(t)
 		if got, err := p.cb.ch.GetEvent(within(t, 300*time.Millisecond)); !errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Fatalf("idle wait %d: %v, %v", i, got, err)
 		}
-		if cpu := processCPU(t) - cpu0; cpu > bound {
+		if cpu := testenv.SelfCPU(t) - cpu0; cpu > bound {
 			t.Fatalf("idle wait %d of 300 ms with a 20 ms poll time cost %v of CPU, more than %v", i, cpu, bound)
 		}
 	}
@@ -166,10 +155,10 @@ func TestIntegrationPollingWaitsKeepRuntimeResponsive(t *testing.T) {
 			})
 			// Still polling: the CPU goes on being spent (parked, they
 			// would spend next to none).
-			cpu0 := processCPU(t)
-			for end := time.Now().Add(5 * time.Second); processCPU(t)-cpu0 < 20*time.Millisecond; time.Sleep(time.Millisecond) {
+			cpu0 := testenv.SelfCPU(t)
+			for end := time.Now().Add(5 * time.Second); testenv.SelfCPU(t)-cpu0 < 20*time.Millisecond; time.Sleep(time.Millisecond) {
 				if time.Now().After(end) {
-					t.Fatalf("the waiters spent %v of CPU in 5 s: they were not polling", processCPU(t)-cpu0)
+					t.Fatalf("the waiters spent %v of CPU in 5 s: they were not polling", testenv.SelfCPU(t)-cpu0)
 				}
 			}
 		})

@@ -2,8 +2,9 @@ package rsocket
 
 import (
 	"testing"
+	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 )
 
 // BenchmarkDialAccept is connection setup and teardown in one process:
@@ -16,12 +17,12 @@ import (
 //	go run ./test/vm test -unit=false -race none -wire=false -scale '' -devices 2 -- -test.run XXX -test.bench DialAccept -test.benchtime 50x
 func BenchmarkDialAccept(b *testing.B) {
 	l, _ := rsListen(b)
-	usage := func() (switches int64, cpuNs int64) {
-		var ru unix.Rusage
-		if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+	usage := func() (int64, time.Duration) {
+		sw, cpu, err := testenv.SelfUsage()
+		if err != nil {
 			b.Fatal(err)
 		}
-		return ru.Nvcsw + ru.Nivcsw, ru.Utime.Nano() + ru.Stime.Nano()
+		return sw, cpu
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -43,5 +44,5 @@ func BenchmarkDialAccept(b *testing.B) {
 	n := float64(b.N)
 	b.ReportMetric(n/b.Elapsed().Seconds(), "conns/s")
 	b.ReportMetric(float64(sw1-sw0)/n, "csw/conn")
-	b.ReportMetric(float64(cpu1-cpu0)/1e6/n, "cpums/conn")
+	b.ReportMetric(float64((cpu1-cpu0).Microseconds())/1000/n, "cpums/conn")
 }

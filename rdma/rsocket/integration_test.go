@@ -359,16 +359,9 @@ func TestIntegrationRSIdle(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(100 * time.Millisecond)
-	cpu := func() time.Duration {
-		var ru unix.Rusage
-		if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-			t.Fatal(err)
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	before := cpu()
+	before := testenv.SelfCPU(t)
 	time.Sleep(time.Second)
-	if used := cpu() - before; used > 100*time.Millisecond {
+	if used := testenv.SelfCPU(t) - before; used > 100*time.Millisecond {
 		t.Fatalf("an idle connection used %v of CPU in 1s", used)
 	}
 	if _, err := cli.Write([]byte{1}); err != nil {

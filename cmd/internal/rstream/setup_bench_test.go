@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/rdmastack/rdmastack/cmd/internal/cmnode/cmtest"
+	"github.com/rdmastack/rdmastack/internal/testkit/testenv"
 	"github.com/rdmastack/rdmastack/rdma/rsocket"
 )
 
@@ -42,6 +41,8 @@ func BenchmarkRsocketSetup(b *testing.B) {
 	spare := ours
 	spare.Name, spare.Env = "ours-p2", append(slices.Clone(ours.Env), "GOMAXPROCS=2")
 	sides := []cmtest.Side{ours, spare, theirs}
+	// A loop is one process: Alternate's pairs name each side twice.
+	pairs := [][2]cmtest.Side{{ours, ours}, {spare, spare}, {theirs, theirs}}
 	for range b.N {
 		rates, csw, cpu := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 		run := func(s cmtest.Side) {
@@ -62,15 +63,7 @@ func BenchmarkRsocketSetup(b *testing.B) {
 		clear(rates)
 		clear(csw)
 		clear(cpu)
-		for r := range 8 {
-			order := slices.Clone(sides)
-			if r%4 == 1 || r%4 == 2 { // ABC CBA CBA ABC
-				slices.Reverse(order)
-			}
-			for _, s := range order {
-				run(s)
-			}
-		}
+		cmtest.Alternate(8, pairs, func(s, _ cmtest.Side) { run(s) }) // ABC CBA CBA ABC
 		t := cmtest.Median(rates[theirs.Name])
 		for _, s := range sides {
 			b.ReportMetric(cmtest.Median(rates[s.Name]), "conns/s-"+s.Name)
@@ -102,7 +95,10 @@ func setupLoop(stdout io.Writer, args []string) error {
 		return err
 	}
 	defer l.Close()
-	sw0, cpu0 := selfUsage()
+	sw0, cpu0, err := testenv.SelfUsage()
+	if err != nil {
+		return err
+	}
 	t0 := time.Now()
 	accepted := make(chan error, 1)
 	go func() {
@@ -131,18 +127,12 @@ func setupLoop(stdout io.Writer, args []string) error {
 		return err
 	}
 	d := time.Since(t0)
-	sw1, cpu1 := selfUsage()
+	sw1, cpu1, err := testenv.SelfUsage()
+	if err != nil {
+		return err
+	}
 	_, err = fmt.Fprintf(stdout, "%d %.6f %d %.6f\n", n, d.Seconds(), sw1-sw0, (cpu1 - cpu0).Seconds())
 	return err
-}
-
-// selfUsage is the process's context switches and CPU time so far.
-func selfUsage() (int64, time.Duration) {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0, 0
-	}
-	return ru.Nvcsw + ru.Nivcsw, time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // setupLine is what rsetup and setupLoop print.
