@@ -11,9 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -126,40 +124,6 @@ func peerSilent(err error) bool {
 		(ce.Status == uverbs.WCRetryExcErr || ce.Status == uverbs.WCWRFlushErr)
 }
 
-// rxeCounters is the guest's rxe devices' non-zero hardware counters,
-// for the log.
-func rxeCounters() string {
-	files, _ := filepath.Glob("/sys/class/infiniband/*/ports/1/hw_counters/*")
-	var s []string
-	for _, f := range files {
-		if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) != "0" {
-			s = append(s, filepath.Base(f)+"="+strings.TrimSpace(string(b)))
-		}
-	}
-	return strings.Join(s, " ")
-}
-
-// retransmissions is the guest's rxe devices' count of retransmission
-// rounds (rxe's completer_retry_err counter); 0 with no rxe device, as on
-// the siw pairs, where TCP retransmits and siw counts nothing.
-func retransmissions(t testing.TB) uint64 {
-	t.Helper()
-	files, _ := filepath.Glob("/sys/class/infiniband/*/ports/1/hw_counters/completer_retry_err")
-	var n uint64
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		n += v
-	}
-	return n
-}
-
 // netemIdle puts a netem qdisc that drops nothing on the wire, so that
 // an outage later changes its parameters rather than replacing the root
 // qdisc while traffic flows.
@@ -189,7 +153,7 @@ func TestWireRsocketOutageShort(t *testing.T) {
 	netemIdle(t, w)
 	c := wireConn(t, w, "conn", &ListenConfig{}, &Dialer{})
 	const sender = 1
-	retries := retransmissions(t)
+	retries := rxetest.Retransmissions(t)
 	w.Sync(t, t.Name()+"/go")
 	h := sha256.New()
 	var n int64
@@ -240,7 +204,7 @@ func TestWireRsocketOutageShort(t *testing.T) {
 	// The side that had packets in flight when the wire went retransmits:
 	// the sender's data, or the receiver's credit updates while the
 	// sender waited for them.
-	r := retransmissions(t) - retries
+	r := rxetest.Retransmissions(t) - retries
 	peer, err := strconv.ParseUint(w.Exchange(t, t.Name()+"/retries", strconv.FormatUint(r, 10)), 10, 64)
 	if err != nil {
 		t.Fatalf("the peer's retransmissions: %v", err)
@@ -277,7 +241,7 @@ func TestWireRsocketOutageLong(t *testing.T) {
 	awaitEnd(t, wrote, read, start, bound, func(err error) bool {
 		return peerSilent(err) || errors.Is(err, unix.ECONNRESET)
 	})
-	t.Logf("rxe counters: %s", rxeCounters())
+	t.Logf("rxe counters: %s", rxetest.Counters())
 	// The outage outlasts the bound on both sides before the wire is
 	// back, so that neither learns of the failure from the other.
 	time.Sleep(time.Until(start.Add(bound + faultSlack)))

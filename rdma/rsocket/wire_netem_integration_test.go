@@ -73,7 +73,7 @@ func wireNetem(t *testing.T, w *testenv.WireEnv, dev uint32) {
 // retransmissions, and returns how long the transfer took.
 func twoWay(t testing.TB, w *testenv.WireEnv, c *Conn, size int64) time.Duration {
 	t.Helper()
-	retries := retransmissions(t)
+	retries := rxetest.Retransmissions(t)
 	start := time.Now()
 	sent := sha256.New()
 	errc := make(chan error, 1)
@@ -96,7 +96,7 @@ func twoWay(t testing.TB, w *testenv.WireEnv, c *Conn, size int64) time.Duration
 	longest := c.dog.longest
 	c.mu.Unlock()
 	t.Logf("read %d bytes in %v (%.2f MB/s each way), %d retransmission rounds here, the longest wait for an acknowledgement %v; rxe counters: %s",
-		n, took.Round(time.Millisecond), float64(n)/took.Seconds()/1e6, retransmissions(t)-retries, longest.Round(time.Millisecond), rxeCounters())
+		n, took.Round(time.Millisecond), float64(n)/took.Seconds()/1e6, rxetest.Retransmissions(t)-retries, longest.Round(time.Millisecond), rxetest.Counters())
 	if rerr != nil || n != size {
 		t.Errorf("read %d bytes of %d: %v", n, size, rerr)
 	}

@@ -166,8 +166,33 @@ func (bc BindConnect) Run(b *testing.B, ours, theirs Side) {
 // rdma-core's client and the reverse (run makes one timed run), and
 // reports the medians and their ratios to rdma-core's pair.
 func ABBA(b *testing.B, rounds int, ours, theirs Side, run func(server, client Side) time.Duration) {
-	run(theirs, theirs) // warm-up
-	times := map[[2]string][]float64{}
+	f := ABBAPairings(rounds, ours, theirs, func(s, c Side) float64 { return float64(run(s, c).Microseconds()) / 1000 })
+	t := f.Median(theirs, theirs)
+	b.ReportMetric(f.Median(ours, ours), "ms-ours")
+	b.ReportMetric(t, "ms-rdmacore")
+	b.ReportMetric(f.Median(ours, ours)/t, "ratio-ours/rdmacore")
+	b.ReportMetric(f.Median(ours, theirs)/t, "ratio-ours-server")
+	b.ReportMetric(f.Median(theirs, ours)/t, "ratio-ours-client")
+}
+
+// Figures are each pairing's figures from ABBAPairings, by the server's
+// and the client's names.
+type Figures map[[2]string][]float64
+
+// Median is the median of the figures of server with client.
+func (f Figures) Median(server, client Side) float64 {
+	return Median(f[[2]string{server.Name, client.Name}])
+}
+
+// ABBAPairings runs, after a warm-up run of theirs with theirs, rounds
+// rounds of the four pairings of ours and theirs as server and client
+// (ours with ours, theirs with theirs, and each serving the other),
+// in ABBA order, and returns their figures: run makes one run and
+// returns its figure. The mixed pairings tell which end of a pair
+// costs what.
+func ABBAPairings(rounds int, ours, theirs Side, run func(server, client Side) float64) Figures {
+	run(theirs, theirs)
+	f := Figures{}
 	for r := range rounds {
 		order := [][2]Side{{ours, ours}, {theirs, theirs}, {ours, theirs}, {theirs, ours}}
 		if r%4 == 1 || r%4 == 2 {
@@ -175,16 +200,10 @@ func ABBA(b *testing.B, rounds int, ours, theirs Side, run func(server, client S
 		}
 		for _, p := range order {
 			k := [2]string{p[0].Name, p[1].Name}
-			times[k] = append(times[k], float64(run(p[0], p[1]).Microseconds())/1000)
+			f[k] = append(f[k], run(p[0], p[1]))
 		}
 	}
-	med := func(s, c Side) float64 { return Median(times[[2]string{s.Name, c.Name}]) }
-	t := med(theirs, theirs)
-	b.ReportMetric(med(ours, ours), "ms-ours")
-	b.ReportMetric(t, "ms-rdmacore")
-	b.ReportMetric(med(ours, ours)/t, "ratio-ours/rdmacore")
-	b.ReportMetric(med(ours, theirs)/t, "ratio-ours-server")
-	b.ReportMetric(med(theirs, ours)/t, "ratio-ours-client")
+	return f
 }
 
 // Median is the median of v (the mean of the middle two when even).

@@ -89,14 +89,23 @@ func WireDone(t *testing.T, w *testenv.WireEnv) {
 func WireRun(tb testing.TB, w *testenv.WireEnv, name string, s Side, wait func(port uint16) error,
 	args func(port uint16, client bool) []string, measure func(client Result) (string, error)) string {
 	tb.Helper()
+	return WireRunSides(tb, w, name, s, s, wait, args, measure)
+}
+
+// WireRunSides is WireRun with one program serving (on side 0) and
+// another connecting (on side 1): ours against the C tool's, say, to
+// tell which end of a pair costs what.
+func WireRunSides(tb testing.TB, w *testenv.WireEnv, name string, server, client Side, wait func(port uint16) error,
+	args func(port uint16, client bool) []string, measure func(client Result) (string, error)) string {
+	tb.Helper()
 	const limit = 5 * time.Minute
 	const failed = "failed: "
 	if w.Side == 0 {
 		port := Port()
-		waitS := s.Start(args(port, false), limit)
+		waitS := server.Start(args(port, false), limit)
 		if err := wait(port); err != nil {
 			w.Exchange(tb, name+"/port", failed+"the server")
-			tb.Fatalf("%v server: %v\n%v", s, err, waitS())
+			tb.Fatalf("%v server: %v\n%v", server, err, waitS())
 		}
 		w.Exchange(tb, name+"/port", strconv.Itoa(int(port)))
 		rs := waitS()
@@ -106,10 +115,10 @@ func WireRun(tb testing.TB, w *testenv.WireEnv, name string, s Side, wait func(p
 		}
 		v := w.Exchange(tb, name+"/result", status)
 		if status != "ok" {
-			tb.Fatalf("%v server: %v", s, rs)
+			tb.Fatalf("%v server: %v", server, rs)
 		}
 		if strings.HasPrefix(v, failed) {
-			tb.Fatalf("%v server ended well, but the peer's client %s", s, v)
+			tb.Fatalf("%v server ended well, but the peer's %v client %s", server, client, v)
 		}
 		return v
 	}
@@ -118,7 +127,7 @@ func WireRun(tb testing.TB, w *testenv.WireEnv, name string, s Side, wait func(p
 	if err != nil {
 		tb.Fatalf("the peer's server port %q: %v", p, err)
 	}
-	rc := s.Start(args(uint16(port), true), limit)()
+	rc := client.Start(args(uint16(port), true), limit)()
 	var v string
 	if rc.Code != 0 {
 		err = errors.New("it failed")
@@ -127,10 +136,10 @@ func WireRun(tb testing.TB, w *testenv.WireEnv, name string, s Side, wait func(p
 	}
 	if err != nil {
 		w.Exchange(tb, name+"/result", failed+"the client")
-		tb.Fatalf("%v client: %v\n%v", s, err, rc)
+		tb.Fatalf("%v client: %v\n%v", client, err, rc)
 	}
 	if st := w.Exchange(tb, name+"/result", v); st != "ok" {
-		tb.Fatalf("%v client ended well, but the peer's server %s", s, st)
+		tb.Fatalf("%v client ended well, but the peer's %v server %s", client, server, st)
 	}
 	return v
 }

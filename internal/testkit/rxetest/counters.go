@@ -1,0 +1,56 @@
+package rxetest
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// hwCounters is where the guest's RDMA devices keep port 1's hardware
+// counters (rxe's: sent_pkts, rcvd_seq_err, completer_retry_err, …).
+const hwCounters = "/sys/class/infiniband/*/ports/1/hw_counters/"
+
+// Counters is the guest's RDMA devices' non-zero hardware counters as
+// "name=value" words, for a log.
+func Counters() string {
+	files, _ := filepath.Glob(hwCounters + "*")
+	var s []string
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) != "0" {
+			s = append(s, filepath.Base(f)+"="+strings.TrimSpace(string(b)))
+		}
+	}
+	return strings.Join(s, " ")
+}
+
+// HWCounters is the guest's RDMA devices' hardware counters of port 1,
+// each summed over the devices: rxe's sent_pkts, rcvd_seq_err,
+// completer_retry_err, rcvd_rnr_err, … (none for a device without).
+func HWCounters(t testing.TB) map[string]uint64 {
+	t.Helper()
+	files, _ := filepath.Glob(hwCounters + "*")
+	m := map[string]uint64{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		m[filepath.Base(f)] += v
+	}
+	return m
+}
+
+// Retransmissions is the guest's rxe devices' count of retransmission
+// rounds (rxe's completer_retry_err counter: a sequence NAK or the ACK
+// timer sent the requester back); 0 with no rxe device, as on the siw
+// pairs, where TCP retransmits and siw counts nothing.
+func Retransmissions(t testing.TB) uint64 {
+	t.Helper()
+	return HWCounters(t)["completer_retry_err"]
+}
