@@ -90,10 +90,11 @@ func BenchmarkWireSIWRstream(b *testing.B) {
 func wirePairs(b *testing.B, siwC bool) (ours, theirs cmtest.Side, run func(b *testing.B, r *wireRstream, s cmtest.Side) float64, suffix string) {
 	o, t := cmtest.Binaries(b, "rstream")
 	run = func(b *testing.B, r *wireRstream, s cmtest.Side) float64 {
-		if s.Name == o.Name || !siwC {
-			return r.run(b, s, s)
+		server := s
+		if siwC && s.Name == t.Name {
+			server = o
 		}
-		return r.run(b, o, s)
+		return r.run(b, server, s)
 	}
 	if siwC {
 		return o, t, run, "rdmacore-client"
